@@ -1,0 +1,60 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "kbd-commandd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "kbd-commandd", targets: ["kbd-commandd"]),
+        .library(name: "HardwareInput", targets: ["HardwareInput"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CEvdev",
+            pkgConfig: "libevdev",
+            providers: [.apt(["libevdev-dev"])]
+        ),
+        .systemLibrary(
+            name: "CXkb",
+            pkgConfig: "xkbcommon",
+            providers: [.apt(["libxkbcommon-dev"])]
+        ),
+        .target(
+            name: "HardwareInput",
+            dependencies: ["CEvdev", "CXkb"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "kbd-commandd",
+            dependencies: [
+                "HardwareInput",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HardwareInputTests",
+            dependencies: ["HardwareInput"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["kbd-commandd"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

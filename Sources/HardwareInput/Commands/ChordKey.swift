@@ -1,0 +1,80 @@
+/// One chord: chord modifiers (no locks) and a keysym, letters folded to lower case.
+/// This is the key of the command table's index, so matching is a hash lookup.
+public struct ChordKey: Sendable, Hashable, CustomStringConvertible {
+    public let modifiers: ModifierSet
+    public let keysym: Keysym
+
+    public init(modifiers: ModifierSet, keysym: Keysym) {
+        self.modifiers = modifiers.intersection(.chordModifiers)
+        self.keysym = keysym.lowercased
+    }
+
+    /// Modifiers in the order Ctrl, Alt, Shift, Super, AltGr, then the key: a
+    /// single letter upper-cased (`Ctrl+Shift+T`), otherwise the keysym name
+    /// (`Ctrl+Shift+1`, `Super+Return`, `Alt+F4`).
+    public var description: String {
+        var parts = modifiers.names
+        parts.append(Self.keyName(keysym))
+        return parts.joined(separator: "+")
+    }
+
+    static func keyName(_ keysym: Keysym) -> String {
+        if keysym.isCased {
+            let upper = keysym.uppercased.name
+            if upper.count == 1 { return upper }
+        }
+        return keysym.name
+    }
+
+    /// Whether a modifier other than Shift, AltGr or the locks is part of the chord.
+    public var hasCommandModifier: Bool { !modifiers.isDisjoint(with: [.ctrl, .alt, .super]) }
+}
+
+/// A chord or sequence string that could not be parsed.
+public struct ChordParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var text: String
+    public var message: String
+    public var description: String { "'\(text)': \(message)" }
+}
+
+extension ChordKey {
+    /// Parses `Ctrl+Shift+T`, `Ctrl+exclam`, `Super+Return`, `Ctrl++`. Modifier names
+    /// are case-insensitive (Ctrl/Control, Alt, Shift, Super, AltGr); the key is a
+    /// keysym name or a single character.
+    public init(parsing text: String) throws(ChordParseError) {
+        var parts = text.split(separator: "+", omittingEmptySubsequences: false).map(String.init)
+        // "Ctrl++" names the plus key.
+        if parts.count >= 2, parts[parts.count - 1].isEmpty, parts[parts.count - 2].isEmpty {
+            parts.removeLast(2)
+            parts.append("+")
+        }
+        guard let keyText = parts.last, !keyText.isEmpty else {
+            throw ChordParseError(text: text, message: "expected a key after the last '+'")
+        }
+        var mods = ModifierSet()
+        for name in parts.dropLast() {
+            guard !name.isEmpty else { throw ChordParseError(text: text, message: "empty modifier name between '+' signs") }
+            guard let mod = ModifierSet(name: name), ModifierSet.chordModifiers.contains(mod) else {
+                throw ChordParseError(text: text, message: "unknown modifier '\(name)'; expected Ctrl, Alt, Shift, Super or AltGr")
+            }
+            guard !mods.contains(mod) else { throw ChordParseError(text: text, message: "modifier '\(name)' given twice") }
+            mods.insert(mod)
+        }
+        guard let sym = Keysym(chordKey: keyText) else {
+            throw ChordParseError(text: text, message: "unknown key name '\(keyText)'; expected a keysym name such as a, 1, exclam, Return, F4 (see xkbcommon-keysyms.h)")
+        }
+        if sym.isModifier {
+            throw ChordParseError(text: text, message: "'\(keyText)' is a modifier key; a chord ends with a non-modifier key")
+        }
+        self.init(modifiers: mods, keysym: sym)
+    }
+
+    /// Parses a sequence: chords separated by blanks (`Ctrl+X Ctrl+S`).
+    public static func parseSequence(_ text: String) throws(ChordParseError) -> [ChordKey] {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard !words.isEmpty else { throw ChordParseError(text: text, message: "expected a chord such as Ctrl+S") }
+        var out: [ChordKey] = []
+        for word in words { out.append(try ChordKey(parsing: String(word))) }
+        return out
+    }
+}

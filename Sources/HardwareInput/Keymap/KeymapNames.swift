@@ -1,0 +1,56 @@
+/// Rules, model, layout, variant and options: the names xkbcommon compiles a keymap from.
+public struct KeymapNames: Sendable, Hashable, CustomStringConvertible {
+    public var rules: String?
+    public var model: String?
+    public var layout: String?
+    public var variant: String?
+    public var options: String?
+
+    public init(rules: String? = nil, model: String? = nil, layout: String? = nil, variant: String? = nil, options: String? = nil) {
+        self.rules = rules
+        self.model = model
+        self.layout = layout
+        self.variant = variant
+        self.options = options
+    }
+
+    /// Fills every unset field from `fallback`.
+    public func overlaying(_ fallback: KeymapNames) -> KeymapNames {
+        KeymapNames(
+            rules: rules ?? fallback.rules, model: model ?? fallback.model, layout: layout ?? fallback.layout,
+            variant: variant ?? fallback.variant, options: options ?? fallback.options)
+    }
+
+    /// The `XKB_DEFAULT_*` variables of `environment` (empty values count as unset).
+    public static func fromEnvironment(_ environment: [String: String]) -> KeymapNames {
+        func value(_ key: String) -> String? {
+            guard let v = environment[key], !v.isEmpty else { return nil }
+            return v
+        }
+        return KeymapNames(
+            rules: value("XKB_DEFAULT_RULES"), model: value("XKB_DEFAULT_MODEL"), layout: value("XKB_DEFAULT_LAYOUT"),
+            variant: value("XKB_DEFAULT_VARIANT"), options: value("XKB_DEFAULT_OPTIONS"))
+    }
+
+    /// The built-in default: evdev rules, pc105, us.
+    public static let builtIn = KeymapNames(rules: "evdev", model: "pc105", layout: "us", variant: "", options: "")
+
+    /// Resolution order: command line, then config file, then environment, then built-in.
+    /// A layout given at a higher level takes its variant from the same level only, so a
+    /// `--layout de` does not inherit `XKB_DEFAULT_VARIANT=dvorak` meant for another layout.
+    public static func resolve(commandLine: KeymapNames, config: KeymapNames, environment: [String: String]) -> KeymapNames {
+        let env = fromEnvironment(environment)
+        var result = KeymapNames()
+        for level in [commandLine, config, env, builtIn] {
+            if result.layout == nil, let layout = level.layout {
+                result.layout = layout
+                result.variant = level.variant ?? ""
+            }
+        }
+        return result.overlaying(commandLine).overlaying(config).overlaying(env).overlaying(builtIn)
+    }
+
+    public var description: String {
+        "rules=\(rules ?? "") model=\(model ?? "") layout=\(layout ?? "") variant=\(variant ?? "") options=\(options ?? "")"
+    }
+}

@@ -1,0 +1,82 @@
+import CXkb
+
+/// An X keysym (`xkb_keysym_t`) with the name and case helpers chords need.
+public struct Keysym: Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(_ rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let noSymbol = Keysym(0)
+
+    /// The keysym's name, e.g. `Return`, `exclam`, `a`.
+    /// The corresponding C function is `xkb_keysym_get_name`.
+    public var name: String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
+            let n = xkb_keysym_get_name(rawValue, buf.baseAddress, 64)
+            return n < 0 ? "0x\(String(rawValue, radix: 16))" : String(cString: buf.baseAddress!)
+        }
+    }
+
+    public var description: String { name }
+
+    /// The corresponding C function is `xkb_keysym_to_lower`.
+    public var lowercased: Keysym { Keysym(xkb_keysym_to_lower(rawValue)) }
+    /// The corresponding C function is `xkb_keysym_to_upper`.
+    public var uppercased: Keysym { Keysym(xkb_keysym_to_upper(rawValue)) }
+    /// A keysym with distinct lower and upper case: a letter.
+    public var isCased: Bool { lowercased != uppercased }
+
+    /// The Unicode scalar the keysym stands for, 0 if none.
+    /// The corresponding C function is `xkb_keysym_to_utf32`.
+    public var utf32: UInt32 { xkb_keysym_to_utf32(rawValue) }
+
+    /// Letters of the Latin script (Basic Latin, Latin-1, Latin Extended), which
+    /// decide whether a layout is Latin.
+    public var isLatinLetter: Bool {
+        let u = lowercased.utf32
+        return isCased && u != 0 && u < 0x250
+    }
+
+    /// Modifier and group-switching keysyms (Shift_L … Hyper_R, ISO_Level3_Shift,
+    /// ISO_Next_Group, …): keys that never form a chord of their own.
+    public var isModifier: Bool {
+        (0xFFE1...0xFFEE).contains(rawValue) || (0xFE01...0xFE13).contains(rawValue)
+            || rawValue == 0xFF7E /* Mode_switch */ || rawValue == 0xFF7F /* Num_Lock */
+    }
+
+    /// Function keys F1…F35.
+    public var isFunctionKey: Bool { (0xFFBE...0xFFE0).contains(rawValue) }
+
+    /// Keys that edit or move in text: arrows, Return, Tab, BackSpace, Delete,
+    /// Home, End, Page Up, Page Down (and their keypad forms).
+    public var isTextEditing: Bool {
+        switch rawValue {
+        case 0xFF08 /* BackSpace */, 0xFF09 /* Tab */, 0xFE20 /* ISO_Left_Tab */, 0xFF0D /* Return */,
+            0xFF50...0xFF57 /* Home Left Up Right Down Prior Next End */, 0xFFFF /* Delete */,
+            0xFF8D /* KP_Enter */, 0xFF89 /* KP_Tab */, 0xFF95...0xFF9F /* KP_Home … KP_Delete */:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Parses a key as written in a chord: a keysym name (`Return`, `exclam`,
+    /// `F4`), a single character (`!`, `t`), or a case-insensitive name (`return`).
+    /// The corresponding C functions are `xkb_keysym_from_name` and `xkb_utf32_to_keysym`.
+    public init?(chordKey text: String) {
+        guard !text.isEmpty else { return nil }
+        let aliases = ["esc": "Escape", "enter": "Return", "del": "Delete", "pageup": "Prior", "pagedown": "Next",
+                       "pgup": "Prior", "pgdn": "Next", "space": "space", "backspace": "BackSpace", "ins": "Insert"]
+        var sym = xkb_keysym_from_name(text, XKB_KEYSYM_NO_FLAGS)
+        if sym == 0, text.unicodeScalars.count == 1, let scalar = text.unicodeScalars.first {
+            sym = xkb_utf32_to_keysym(scalar.value)
+        }
+        if sym == 0, let alias = aliases[text.lowercased()] {
+            sym = xkb_keysym_from_name(alias, XKB_KEYSYM_NO_FLAGS)
+        }
+        if sym == 0 {
+            sym = xkb_keysym_from_name(text, XKB_KEYSYM_CASE_INSENSITIVE)
+        }
+        guard sym != 0 else { return nil }
+        self.rawValue = sym
+    }
+}

@@ -1,0 +1,72 @@
+import CXkb
+
+/// Owns one `struct xkb_state` and keeps its keymap alive. Not thread-safe:
+/// one device's state lives on one thread.
+public final class XkbState {
+    let pointer: OpaquePointer
+    public let keymap: XkbKeymap
+
+    /// The corresponding C function is `xkb_state_new`.
+    public init(keymap: XkbKeymap) throws(KeymapError) {
+        guard let state = xkb_state_new(keymap.pointer) else { throw KeymapError(message: "cannot create an xkb state") }
+        self.pointer = state
+        self.keymap = keymap
+    }
+
+    deinit { xkb_state_unref(pointer) }
+
+    /// The keysym the key produces now (Caps Lock applied).
+    /// The corresponding C function is `xkb_state_key_get_one_sym`.
+    @inline(__always)
+    public func keysym(code: UInt16) -> Keysym {
+        Keysym(xkb_state_key_get_one_sym(pointer, xkb_keycode_t(code) + 8))
+    }
+
+    /// The text the key produces now, "" when none.
+    /// The corresponding C function is `xkb_state_key_get_utf8`.
+    public func utf8(code: UInt16) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
+            let n = xkb_state_key_get_utf8(pointer, xkb_keycode_t(code) + 8, buf.baseAddress, 64)
+            guard n > 0 else { return "" }
+            return String(decoding: UnsafeRawBufferPointer(start: buf.baseAddress, count: min(Int(n), 63)).bindMemory(to: UInt8.self), as: UTF8.self)
+        }
+    }
+
+    /// The Unicode scalar the key produces now, 0 when none.
+    /// The corresponding C function is `xkb_state_key_get_utf32`.
+    @inline(__always)
+    public func utf32(code: UInt16) -> UInt32 {
+        xkb_state_key_get_utf32(pointer, xkb_keycode_t(code) + 8)
+    }
+
+    /// The effective modifiers. The corresponding C function is `xkb_state_serialize_mods`.
+    @inline(__always)
+    public var modifiers: ModifierSet {
+        keymap.modifiers(fromMask: xkb_state_serialize_mods(pointer, XKB_STATE_MODS_EFFECTIVE))
+    }
+
+    /// The layout the key would use now. The corresponding C function is `xkb_state_key_get_layout`.
+    @inline(__always)
+    public func layout(code: UInt16) -> Int {
+        let l = xkb_state_key_get_layout(pointer, xkb_keycode_t(code) + 8)
+        return l == XKB_LAYOUT_INVALID ? effectiveLayout : Int(l)
+    }
+
+    /// The effective layout. The corresponding C function is `xkb_state_serialize_layout`.
+    public var effectiveLayout: Int {
+        Int(xkb_state_serialize_layout(pointer, XKB_STATE_LAYOUT_EFFECTIVE))
+    }
+
+    /// Modifiers the key's translation consumes (xkb mode).
+    /// The corresponding C function is `xkb_state_key_get_consumed_mods2`.
+    @inline(__always)
+    public func consumedModifiers(code: UInt16) -> ModifierSet {
+        keymap.modifiers(fromMask: xkb_state_key_get_consumed_mods2(pointer, xkb_keycode_t(code) + 8, XKB_CONSUMED_MODE_XKB))
+    }
+
+    /// Presses or releases a key. The corresponding C function is `xkb_state_update_key`.
+    @inline(__always)
+    public func update(code: UInt16, down: Bool) {
+        _ = xkb_state_update_key(pointer, xkb_keycode_t(code) + 8, down ? XKB_KEY_DOWN : XKB_KEY_UP)
+    }
+}

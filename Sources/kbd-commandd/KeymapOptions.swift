@@ -1,0 +1,63 @@
+import ArgumentParser
+import HardwareInput
+
+/// `--layout`, `--variant`, `--options`, `--model`, `--rules`: override the config's `[keymap]`.
+struct KeymapOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("XKB layout(s), e.g. 'de' or 'us,ru'. Overrides the config's [keymap].", valueName: "layout"))
+    var layout: String?
+
+    @Option(help: ArgumentHelp("XKB variant(s), e.g. 'nodeadkeys'.", valueName: "variant"))
+    var variant: String?
+
+    @Option(help: ArgumentHelp("XKB options, e.g. 'grp:alt_shift_toggle'.", valueName: "options"))
+    var options: String?
+
+    @Option(help: ArgumentHelp("XKB model, e.g. 'pc105'.", valueName: "model"))
+    var model: String?
+
+    @Option(help: ArgumentHelp("XKB rules (default evdev).", valueName: "rules"))
+    var rules: String?
+
+    var names: KeymapNames {
+        KeymapNames(rules: rules, model: model, layout: layout, variant: variant, options: options)
+    }
+
+    /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
+    func keymap(config: Config, environment: [String: String]) throws -> XkbKeymap {
+        let resolved = KeymapNames.resolve(commandLine: names, config: config.keymap, environment: environment)
+        let context = try XkbContext()
+        return try XkbKeymap(context: context, names: resolved)
+    }
+}
+
+/// `--config FILE`.
+struct ConfigOption: ParsableArguments {
+    @Option(name: .shortAndLong, help: ArgumentHelp("The command table (TOML).", valueName: "file"), completion: .file(extensions: ["toml"]))
+    var config: String?
+
+    func load() throws -> Config {
+        guard let config else { return .empty() }
+        return try ConfigLoader.load(path: config)
+    }
+}
+
+/// Splits `a,b , c` into names.
+func splitList(_ text: String?) -> [String] {
+    guard let text else { return [] }
+    return text.split(separator: ",").map { String($0).trimmingBlanks() }.filter { !$0.isEmpty }
+}
+
+extension String {
+    func trimmingBlanks() -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+/// `--format text|json`.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+    var formatter: EventFormatter.Format { self == .json ? .json : .text }
+}

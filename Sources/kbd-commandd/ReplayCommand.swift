@@ -1,0 +1,99 @@
+import ArgumentParser
+import HardwareInput
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Replay evemu recordings through the keymap and the command table.",
+        discussion: """
+            Each FILE is one device (evemu-record format; files with only E: lines replay as a \
+            generic keyboard named after the file). Several files are merged by timestamp. The \
+            output is what the daemon would do: device attach/detach, hardware-keyboard presence, \
+            chords (with Ctrl, Alt or Super) and fired commands. Key events carry typed text and \
+            are printed only with --print keys or --print all.
+
+            --format json prints JSON Lines, one object per event, "event" first:
+              {"event":"command","time":1.25,"id":"save","title":"Save","scope":"global","chord":"Ctrl+S"}
+
+            Examples:
+              kbd-commandd replay examples/recordings/ctrl-shift-t.evemu --config examples/commands.toml
+              kbd-commandd replay a.evemu b.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
+            """
+    )
+
+    enum PrintWhat: String, ExpressibleByArgument, CaseIterable {
+        case keys, chords, commands, all
+    }
+
+    @Argument(help: ArgumentHelp("evemu recordings, one device each.", valueName: "file"), completion: .file(extensions: ["evemu"]))
+    var files: [String]
+
+    @OptionGroup var configOption: ConfigOption
+    @OptionGroup var keymapOptions: KeymapOptions
+
+    @Option(
+        name: .customLong("print"), parsing: .singleValue,
+        help: ArgumentHelp("What to print besides device events: keys, chords, commands or all (repeatable; default chords and commands).", valueName: "what"))
+    var print: [PrintWhat] = []
+
+    @Option(help: ArgumentHelp("Output format: text or json (JSON Lines).", valueName: "format"))
+    var format: OutputFormat = .text
+
+    @Option(help: ArgumentHelp("Active scopes, most specific first, comma-separated; global is always last.", valueName: "scopes"))
+    var scope: String?
+
+    @Flag(help: "Replay as if a text field had focus: typing and editing keys do not fire commands.")
+    var textInputActive = false
+
+    @Option(help: ArgumentHelp("A Compose file to use instead of the locale's (for dead keys and compose sequences).", valueName: "file"))
+    var composeFile: String?
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("Give at least one recording to replay.") }
+    }
+
+    func run() throws {
+        try withErrorReporting {
+            let environment = ProcessEnvironment.current()
+            let config = try configOption.load()
+            let keymap = try keymapOptions.keymap(config: config, environment: environment)
+            let what = Set(print.isEmpty ? [.chords, .commands] : print)
+            let showKeys = what.contains(.keys) || what.contains(.all)
+            let showChords = what.contains(.chords) || what.contains(.all)
+            let showCommands = what.contains(.commands) || what.contains(.all)
+            let compose: ComposeSource
+            if let composeFile {
+                compose = .file(path: composeFile, locale: "en_US.UTF-8")
+            } else {
+                compose = ComposeSource.fromEnvironment(environment)
+            }
+            let pipeline = try Pipeline(
+                keymap: keymap, table: config.table, scopes: splitList(scope), textInputActive: textInputActive,
+                options: Pipeline.Options(emitKeys: showKeys, compose: showKeys ? compose : .none, deviceFilter: config.devices))
+            let source = try RecordingSource(paths: files)
+            let stdout = FileOutput.standardOutput()
+            var events: [PipelineEvent] = []
+            func emit() {
+                for event in events {
+                    switch event {
+                    case .key: if !showKeys { continue }
+                    case .chord: if !showChords { continue }
+                    case .command: if !showCommands { continue }
+                    default: break
+                    }
+                    stdout.write(EventFormatter.line(event, format: format.formatter))
+                    stdout.write("\n")
+                }
+                events.removeAll(keepingCapacity: true)
+            }
+            while let event = try source.next() {
+                pipeline.process(event, into: &events)
+                emit()
+            }
+            pipeline.finish(into: &events)
+            emit()
+            try stdout.flush()
+        }
+    }
+}
+
