@@ -324,6 +324,7 @@ public struct TOMLParser {
             }
             elements.append(try value(depth: depth + 1))
             skipWhitespaceAndComments(newlines: true)
+            if current == nil { throw fail("unterminated array (opened at line \(startLine)); expected ']'") }
             if current == UInt8(ascii: ",") {
                 i += 1
             } else if current != UInt8(ascii: "]") {

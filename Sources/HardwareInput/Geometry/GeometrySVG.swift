@@ -38,24 +38,30 @@ public enum GeometrySVG {
         render(panels: [Panel(state: state, report: report, caption: caption)])
     }
 
-    /// Panels stacked vertically under a legend.
-    public static func render(panels: [Panel]) -> String {
+    /// Panels under a legend, in rows of `columns` (default: one column for
+    /// a single panel, two otherwise), each with its caption above it.
+    public static func render(panels: [Panel], columns: Int? = nil) -> String {
+        let columnCount = max(1, columns ?? (panels.count > 1 ? 2 : 1))
         let widest = panels.map(\.state.screen.width).max() ?? 800
         let font = max(12, (widest / 60).rounded())
         let pad = font
-        let totalWidth = widest + 2 * pad
+        let captionHeight = font * 2.2
+        let totalWidth = Double(columnCount) * (widest + pad) + pad
         var body = ""
-        var y = pad
-        legend(into: &body, y: y, font: font, x: pad)
-        y += font * 2
-        for panel in panels {
-            y += font * 1.6
-            text(into: &body, panel.caption, x: pad, y: y, size: font, weight: "bold")
-            y += font * 0.6
-            body += "<g transform=\"translate(\(n(pad)) \(n(y)))\">\n"
-            draw(panel, into: &body, font: font)
-            body += "</g>\n"
-            y += panel.state.screen.height + pad
+        legend(into: &body, y: pad, font: font, x: pad)
+        var y = pad + font * 2
+        var start = 0
+        while start < panels.count {
+            let row = panels[start..<min(start + columnCount, panels.count)]
+            for (column, panel) in row.enumerated() {
+                let x = pad + Double(column) * (widest + pad)
+                text(into: &body, panel.caption, x: x, y: y + font * 1.6, size: font, weight: "bold")
+                body += "<g transform=\"translate(\(n(x)) \(n(y + captionHeight)))\">\n"
+                draw(panel, into: &body, font: font)
+                body += "</g>\n"
+            }
+            y += captionHeight + (row.map(\.state.screen.height).max() ?? 0) + pad
+            start += columnCount
         }
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(totalWidth))\" height=\"\(n(y))\" "
         svg += "viewBox=\"0 0 \(n(totalWidth)) \(n(y))\" font-family=\"sans-serif\">\n"
@@ -92,11 +98,6 @@ public enum GeometrySVG {
         }
         if let frame = panel.report.keyboardFrame {
             rect(into: &svg, frame, fill: keyboardFill, fillOpacity: 0.6, stroke: "#111827", strokeWidth: 2)
-            let label = panel.report.layout == .miniToolbar
-                ? (state.toolbar.collapsed == .expanded ? "mini toolbar (\(state.toolbar.buttons) buttons)" : "handle")
-                : "\(panel.report.layout.rawValue) keyboard"
-            let labelY = min(frame.maxY - font * 0.4, frame.minY + font * 1.3)
-            text(into: &svg, label, x: frame.midX, y: labelY, size: font * 0.8, fill: "#ffffff", anchor: "middle")
         }
 
         for (window, report) in zip(state.windows, panel.report.windows) {
@@ -126,6 +127,13 @@ public enum GeometrySVG {
             }
         }
 
+        if let frame = panel.report.keyboardFrame {
+            let label = panel.report.layout == .miniToolbar
+                ? (state.toolbar.collapsed == .expanded ? "toolbar (\(state.toolbar.buttons) buttons)" : "handle")
+                : "\(panel.report.layout.rawValue) keyboard"
+            let labelY = min(frame.maxY - font * 0.4, frame.minY + font * 1.3)
+            text(into: &svg, label, x: frame.midX, y: labelY, size: font * 0.8, weight: "bold", fill: "#111827", anchor: "middle")
+        }
         for (window, report) in zip(state.windows, panel.report.windows) {
             var title = window.id
             var flags: [String] = []
@@ -194,7 +202,8 @@ public enum GeometrySVG {
         weight: String = "normal", fill: String = "#111827", anchor: String = "start"
     ) {
         svg += "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" font-weight=\"\(weight)\" "
-        svg += "fill=\"\(fill)\" text-anchor=\"\(anchor)\">\(escapeXML(content))</text>\n"
+        svg += "fill=\"\(fill)\" text-anchor=\"\(anchor)\" stroke=\"#ffffff\" stroke-width=\"\(n(size / 5))\" "
+        svg += "stroke-opacity=\"0.8\" paint-order=\"stroke\">\(escapeXML(content))</text>\n"
     }
 
     /// `content` with `&`, `<`, `>`, `"` and `'` escaped for XML text and attributes.

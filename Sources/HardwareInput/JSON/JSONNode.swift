@@ -29,19 +29,17 @@ public struct JSONNode: Sendable {
         return number
     }
 
-    /// A number ≥ 0; else "expected a non-negative number".
+    /// A number ≥ 0; else "expected a number" or "expected a non-negative number".
     public func nonNegativeNumber() throws(JSONDecodingError) -> Double {
-        guard case .number(let number) = value, number >= 0 else {
-            throw error("expected a non-negative number")
-        }
+        let number = try number()
+        guard number >= 0 else { throw error("expected a non-negative number") }
         return number
     }
 
-    /// A number > 0; else "expected a positive number".
+    /// A number > 0; else "expected a number" or "expected a positive number".
     public func positiveNumber() throws(JSONDecodingError) -> Double {
-        guard case .number(let number) = value, number > 0 else {
-            throw error("expected a positive number")
-        }
+        let number = try number()
+        guard number > 0 else { throw error("expected a positive number") }
         return number
     }
 
@@ -53,11 +51,11 @@ public struct JSONNode: Sendable {
         return integer
     }
 
-    /// An integer ≥ 0; else "expected a non-negative integer".
+    /// An integer ≥ 0; else "expected an integer" or "expected a
+    /// non-negative integer".
     public func nonNegativeInteger() throws(JSONDecodingError) -> Int {
-        guard case .number(let number) = value, let integer = Int(exactly: number), integer >= 0 else {
-            throw error("expected a non-negative integer")
-        }
+        let integer = try integer()
+        guard integer >= 0 else { throw error("expected a non-negative integer") }
         return integer
     }
 

@@ -11,7 +11,7 @@ public struct KeyEvent: Sendable {
     public var keysym: Keysym
     /// Active modifiers (locks included) when the key went down or up.
     public var modifiers: ModifierSet
-    /// The layout index the key used.
+    /// The active (effective) layout index.
     public var layout: Int
     /// Whether the key types printable text in this state (no control characters).
     public var producesText: Bool

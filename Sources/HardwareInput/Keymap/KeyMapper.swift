@@ -141,6 +141,7 @@ public final class KeyMapper {
         let keysym = xkb.keysym(code: code)
         let modifiers = xkb.modifiers
         let layout = xkb.layout(code: code)
+        let activeLayout = xkb.effectiveLayout
         let utf32 = xkb.utf32(code: code)
         let producesText = utf32 >= 0x20 && utf32 != 0x7F
         var utf8: String?
@@ -173,7 +174,7 @@ public final class KeyMapper {
             xkb.update(code: code, down: false)
         }
         return KeyEvent(
-            time: time, device: device, code: code, state: state, keysym: keysym, modifiers: modifiers, layout: layout,
+            time: time, device: device, code: code, state: state, keysym: keysym, modifiers: modifiers, layout: activeLayout,
             producesText: producesText, utf8: utf8, composedText: composed, chord: chord,
             alternateChord: alternate == chord ? nil : alternate, isModifierKey: keymap.isModifierKey(code: code))
     }

@@ -86,13 +86,15 @@ public struct DeviceDescription: Sendable, Hashable {
         self.id = id
         self.properties = properties
         self.capabilities = capabilities + Array(repeating: Bitmask(), count: max(0, EventType.count - capabilities.count))
+        // EV_SYN: SYN_REPORT, SYN_CONFIG and SYN_DROPPED, as every evdev device has (and evemu writes).
+        self.capabilities[0] = Bitmask(bytes: [0x0b])
         self.absAxes = absAxes
         self.ledStates = ledStates
         self.switchStates = switchStates
     }
 
     public func has(type: UInt16) -> Bool {
-        Int(type) < capabilities.count && (!capabilities[Int(type)].isEmpty || capabilities[0].contains(Int(type)))
+        Int(type) < capabilities.count && !capabilities[Int(type)].isEmpty
     }
 
     public func has(type: UInt16, code: UInt16) -> Bool {

@@ -228,7 +228,8 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
                 throw error("event type 0x\(String(type, radix: 16)) out of range; expected at most 0x1f")
             }
             let bytes = try eightBytes(&s, what: "the 'B:' event type")
-            d.capabilities[Int(type)].set(bytes: bytes, at: byteOffsets[Int(type)])
+            // evemu always writes EV_SYN as "B: 00 0b …"; its content carries nothing, so it is normalised.
+            if type != 0 { d.capabilities[Int(type)].set(bytes: bytes, at: byteOffsets[Int(type)]) }
             byteOffsets[Int(type)] += 8
         case "A":
             var fields: [Int64] = []
@@ -268,7 +269,7 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
             }
             bytes.append(UInt8(v))
         }
-        guard s.atEndOrComment() else { throw error("expected eight hexadecimal bytes after \(what), found more") }
+        guard s.atEndOrComment() else { throw error("expected eight hexadecimal bytes after \(what), found extra text") }
         return bytes
     }
 }

@@ -33,6 +33,7 @@ public struct LineReader<Source: ByteSource & ~Copyable>: ~Copyable {
     public mutating func nextLine() throws(Failure) -> Range<Int>? {
         while true {
             if let newline = indexOfNewline(from: start, to: end) {
+                if newline - start > maxLineLength + 1 { throw .lineTooLong(maxLineLength) }
                 let lineStart = start
                 start = newline + 1
                 lineNumber += 1
