@@ -46,13 +46,12 @@ let package = Package(
         .testTarget(
             name: "HardwareInputTests",
             dependencies: ["HardwareInput"],
-            resources: [.copy("Fixtures")],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["kbd-commandd"],
-            resources: [.copy("Fixtures")],
             swiftSettings: strict
         ),
     ],

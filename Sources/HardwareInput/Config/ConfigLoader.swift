@@ -114,13 +114,12 @@ public enum ConfigLoader {
             }
         }
 
-        if problems.isEmpty {
-            do {
-                let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
-                return Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry)
-            } catch {
-                for c in error.conflicts { problems.append(.init(location: c.location, message: c.message)) }
-            }
+        // Conflicts are checked among the commands that parsed, so one run reports everything.
+        do {
+            let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
+            if problems.isEmpty { return Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry) }
+        } catch {
+            for c in error.conflicts { problems.append(.init(location: c.location, message: c.message)) }
         }
         throw ConfigError(problems: problems.sorted { $0.location.line < $1.location.line })
     }

@@ -1,0 +1,154 @@
+import Testing
+
+/// Runs the built `kbd-commandd` on fixture recordings and configs and pins
+/// its output and exit codes.
+@Suite(.serialized)
+struct ReplayEndToEndTests {
+    @Test func quickStartReplayPrintsTheCommandsThatFire() {
+        let r = runTool(["replay", Paths.examples + "/recordings/ctrl-alt-f1.evemu", Paths.examples + "/recordings/super-up.evemu",
+                         "--config", Paths.examples + "/commands.toml", "--format", "json"])
+        #expect(r.status == 0)
+        #expect(r.stderr == "")
+        #expect(r.lines == [
+            #"{"event":"attach","time":1473280906.938344,"device":"ctrl-alt-f1.evemu","keyboard":true}"#,
+            #"{"event":"presence","time":1473280906.938344,"hardware_keyboard":true}"#,
+            #"{"event":"chord","time":1473280907.354371,"device":"ctrl-alt-f1.evemu","chord":"Ctrl+Alt+F1"}"#,
+            #"{"event":"command","time":1473280907.354371,"id":"console-1","title":"Switch to console 1","scope":"global","chord":"Ctrl+Alt+F1"}"#,
+            #"{"event":"detach","time":1473280907.602389,"device":"ctrl-alt-f1.evemu","keyboard":true}"#,
+            #"{"event":"presence","time":1473280908.102389,"hardware_keyboard":false}"#,
+            #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true}"#,
+            #"{"event":"presence","time":1498157316.454215,"hardware_keyboard":true}"#,
+            #"{"event":"chord","time":1498157316.822214,"device":"super-up.evemu","chord":"Super+Up"}"#,
+            #"{"event":"command","time":1498157316.822214,"id":"maximize","title":"Maximize window","scope":"global","chord":"Super+Up"}"#,
+            #"{"event":"detach","time":1498157317.230336,"device":"super-up.evemu","keyboard":true}"#,
+            #"{"event":"presence","time":1498157317.730336,"hardware_keyboard":false}"#,
+        ])
+    }
+
+    @Test func keyEventsCarryKeysymTextModsAndLayout() {
+        let r = runTool(["replay", Paths.recording("evemu-devices--lenovo-tp-compact-usb-kbd.keyboard.evemu"), "--print", "keys", "--format", "json"])
+        #expect(r.status == 0)
+        #expect(r.lines.filter { $0.contains(#""event":"key""#) } == [
+            #"{"event":"key","time":1.399994,"device":"Lenovo ThinkPad Compact USB Keyboard with TrackPoint","code":"KEY_LEFTCTRL","state":"press","keysym":"Control_L","utf8":"","mods":[],"layout":0}"#,
+            #"{"event":"key","time":1.560031,"device":"Lenovo ThinkPad Compact USB Keyboard with TrackPoint","code":"KEY_C","state":"press","keysym":"c","utf8":"\u0003","mods":["Ctrl"],"layout":0}"#,
+            #"{"event":"key","time":1.560031,"device":"Lenovo ThinkPad Compact USB Keyboard with TrackPoint","code":"KEY_C","state":"release","keysym":"c","utf8":"\u0003","mods":["Ctrl"],"layout":0,"synthetic":true}"#,
+            #"{"event":"key","time":1.560031,"device":"Lenovo ThinkPad Compact USB Keyboard with TrackPoint","code":"KEY_LEFTCTRL","state":"release","keysym":"Control_L","utf8":"","mods":["Ctrl"],"layout":0,"synthetic":true}"#,
+        ])
+    }
+
+    @Test func layoutFlagChangesWhatTheSameKeysType() {
+        let r = runTool(["replay", Paths.recording("cros-autotest--keyboard_b+a+d+enter.events-only.evemu"), "--print", "keys", "--layout", "fr"])
+        #expect(r.status == 0)
+        let presses = r.lines.filter { $0.contains(" press ") }.map { $0.split(separator: " ").first { $0.hasPrefix("keysym=") } ?? "" }
+        #expect(presses == ["keysym=b", "keysym=q", "keysym=d", "keysym=Return"])
+    }
+
+    @Test func severalFilesMergeByTimestamp() {
+        let r = runTool(["replay", Paths.recording("evemu-devices--lenovo-tp-compact-usb-kbd.keyboard.evemu"),
+                         Paths.recording("evemu-devices--logitech-k400-plus.evemu"), "--format", "json"])
+        #expect(r.status == 0)
+        let times = r.lines.compactMap { line -> Double? in
+            guard let t = line.split(separator: ",").first(where: { $0.hasPrefix(#""time":"#) }) else { return nil }
+            return Double(t.dropFirst(7))
+        }
+        #expect(times == times.sorted())
+        #expect(r.lines.filter { $0.contains(#""event":"attach""#) }.count == 2)
+    }
+
+    @Test func defaultOutputNeverCarriesTypedText() {
+        // The recording types "this is a test. We are going to measure input latency…".
+        let r = runTool(["replay", Paths.recording("cros-autotest--inbox-input-latency-typing.with-prop.evemu"), "--config", Paths.examples + "/commands.toml"])
+        #expect(r.status == 0)
+        for word in ["this", "test", "measure", "latency", "keysym", "utf8"] {
+            #expect(!r.stdout.contains(word))
+            #expect(!r.stderr.contains(word))
+        }
+        #expect(r.lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "" } == ["attach", "presence", "detach", "presence"])
+    }
+
+    @Test func nonKeyboardsAttachAsNonKeyboards() {
+        let r = runTool(["replay", Paths.recording("evemu-devices--wacom-cintiq-12wx-pad.buttons-left.evemu"),
+                         Paths.recording("evemu-devices--plantronics-audio648-headset.desc.evemu"), "--format", "json"])
+        #expect(r.status == 0)
+        #expect(r.lines.filter { $0.contains("attach") }.allSatisfy { $0.contains(#""keyboard":false"#) })
+        #expect(!r.stdout.contains("presence"))
+    }
+
+    @Test func textInputFlagBlocksTypingCommands() throws {
+        let dir = "/tmp/kbd-e2e-config.toml"
+        let f = fopen(dir, "w")
+        fputs("[[command]]\nid = \"b\"\nkeys = \"b\"\n[[command]]\nid = \"enter\"\nkeys = \"Return\"\n", f)
+        fclose(f)
+        let rec = Paths.recording("cros-autotest--keyboard_b+a+d+enter.events-only.evemu")
+        let free = runTool(["replay", rec, "--config", dir, "--print", "commands"])
+        #expect(free.lines.filter { $0.contains("command") }.count == 2)
+        let typing = runTool(["replay", rec, "--config", dir, "--text-input-active"])
+        #expect(!typing.stdout.contains("command"))
+        unlink(dir)
+    }
+
+    @Test(arguments: [
+        // (arguments, exit status, stderr)
+        (["replay"], 64 as Int32, "Error: Missing expected argument '<file> ...'"),
+        (["replay", "/nonexistent.evemu"], 66, "Error: /nonexistent.evemu: cannot open: No such file or directory"),
+        (["replay", "FIXTURES/recordings/cros-autotest--keyboard_ctrl+shift+q.events-only.evemu", "--layout", "nosuch"], 78,
+         "Error: cannot compile a keymap for rules=evdev model=pc105 layout=nosuch variant= options=; check the layout, variant and option names (see /usr/share/X11/xkb/rules/evdev.lst)"),
+        (["replay", "FIXTURES/recordings/cros-autotest--keyboard_ctrl+shift+q.events-only.evemu", "--format", "yaml"], 64,
+         "Error: The value 'yaml' is invalid for '--format <format>'. Please provide one of 'text' and 'json'."),
+        (["check", "--config", "FIXTURES/configs/conflicts.toml"], 78, """
+            Error: FIXTURES/configs/conflicts.toml:6: keys = 'Ctrl+Sprocket': unknown key name 'Sprocket'; expected a keysym name such as a, 1, exclam, Return, F4 (see xkbcommon-keysyms.h)
+            Error: FIXTURES/configs/conflicts.toml:7: duplicate command id 'save'; first defined at FIXTURES/configs/conflicts.toml:1
+            """),
+        (["check", "--config", "FIXTURES/configs/bad-recording.evemu"], 78,
+         "Error: FIXTURES/configs/bad-recording.evemu:1: expected '=' after the key 'E'"),
+        (["replay", "FIXTURES/configs/bad-recording.evemu"], 65,
+         "Error: FIXTURES/configs/bad-recording.evemu:3: time 1.000000 is earlier than the previous event's 2.000000; expected events in time order"),
+    ] as [([String], Int32, String)])
+    func errorsNameTheFileAndLineAndExitWithStableCodes(_ args: [String], _ status: Int32, _ stderr: String) {
+        let fix: (String) -> String = { $0.replacingFixtures() }
+        let r = runTool(args.map(fix))
+        #expect(r.status == status)
+        // xkbcommon's diagnostics may come first and usage errors add a hint; ours are whole lines.
+        let got = r.stderr.split(separator: "\n").map(String.init)
+        for line in fix(stderr).split(separator: "\n").map(String.init) {
+            #expect(got.contains(line), "missing stderr line: \(line)\ngot: \(got)")
+        }
+    }
+
+    @Test func checkAcceptsTheExample() {
+        let r = runTool(["check", "--config", Paths.examples + "/commands.toml"])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasSuffix("OK: 7 commands (1 sequences) in 2 scopes; keymap us English (US)\n"))
+    }
+
+    @Test func commandsListsByScopeMostSpecificFirst() {
+        let r = runTool(["commands", "--config", Paths.examples + "/commands.toml", "--scope", "editor"])
+        #expect(r.status == 0)
+        #expect(r.lines.first == "editor")
+        #expect(r.lines.contains("global"))
+        #expect(r.lines.contains { $0.contains("Save all") && $0.hasSuffix("Ctrl+X Ctrl+S") })
+    }
+
+    @Test func helpTeaches() {
+        let r = runTool(["replay", "--help"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("--print"))
+        #expect(r.stdout.contains("Examples:"))
+    }
+}
+
+extension String {
+    func replacingFixtures() -> String {
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.firstRange(of: "FIXTURES") {
+            out += rest[..<r.lowerBound] + Paths.fixtures
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The result of running the built `kbd-commandd`.
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+}
+
+enum Paths {
+    /// The package root, from this file's location.
+    static let root: String = {
+        String(#filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/"))
+    }()
+    static let fixtures = root + "/Tests/HardwareInputTests/Fixtures"
+    static func recording(_ name: String) -> String { fixtures + "/recordings/" + name }
+    static let examples = root + "/examples"
+
+    /// The executable built next to the test bundle.
+    static let executable: String = {
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        let exe = n > 0 ? String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        var dir = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        // Inside an .xctest bundle on some layouts: walk up until kbd-commandd is beside us.
+        while !dir.isEmpty {
+            let candidate = dir.joined(separator: "/") + "/kbd-commandd"
+            if access(candidate, X_OK) == 0 { return candidate }
+            dir = dir.dropLast()
+        }
+        return root + "/.build/debug/kbd-commandd"
+    }()
+}
+
+/// Runs the executable with `arguments`, capturing stdout and stderr through temporary files.
+func runTool(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"]) -> RunResult {
+    var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
+    guard mkdtemp(&template) != nil else { fatalError("mkdtemp failed") }
+    let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let outPath = dir + "/out", errPath = dir + "/err"
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    let argv = ([Paths.executable] + arguments).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    var pid = pid_t()
+    let rc = posix_spawn(&pid, Paths.executable, &actions, nil, argv, envp)
+    posix_spawn_file_actions_destroy(&actions)
+    argv.forEach { free($0) }
+    envp.forEach { free($0) }
+    guard rc == 0 else { fatalError("cannot start \(Paths.executable): \(rc)") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let result = RunResult(
+        status: (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f),
+        stdout: slurp(outPath), stderr: slurp(errPath))
+    unlink(outPath)
+    unlink(errPath)
+    rmdir(dir)
+    return result
+}
+
+private func slurp(_ path: String) -> String {
+    guard let f = fopen(path, "r") else { return "" }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, f)
+        if n <= 0 { break }
+        bytes.append(contentsOf: chunk[0..<n])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
