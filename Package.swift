@@ -49,9 +49,14 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
+        // The C floor and oracle: libxkbcommon driven directly (see its header comment).
+        .executableTarget(
+            name: "xkb-reference",
+            dependencies: ["CXkb"]
+        ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd"],
+            dependencies: ["kbd-commandd", "xkb-reference", "HardwareInput"],
             swiftSettings: strict
         ),
     ],

@@ -19,24 +19,27 @@ enum Paths {
     static func recording(_ name: String) -> String { fixtures + "/recordings/" + name }
     static let examples = root + "/examples"
 
-    /// The executable built next to the test bundle.
-    static let executable: String = {
+    static let executable = builtProduct("kbd-commandd")
+    static let reference = builtProduct("xkb-reference")
+
+    /// An executable built next to the test bundle.
+    static func builtProduct(_ name: String) -> String {
         var buf = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buf, buf.count - 1)
         let exe = n > 0 ? String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         var dir = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast()
         // Inside an .xctest bundle on some layouts: walk up until kbd-commandd is beside us.
         while !dir.isEmpty {
-            let candidate = dir.joined(separator: "/") + "/kbd-commandd"
+            let candidate = dir.joined(separator: "/") + "/" + name
             if access(candidate, X_OK) == 0 { return candidate }
             dir = dir.dropLast()
         }
-        return root + "/.build/debug/kbd-commandd"
-    }()
+        return root + "/.build/debug/" + name
+    }
 }
 
 /// Runs the executable with `arguments`, capturing stdout and stderr through temporary files.
-func runTool(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"]) -> RunResult {
+func runTool(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"], executable: String = Paths.executable) -> RunResult {
     var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
     guard mkdtemp(&template) != nil else { fatalError("mkdtemp failed") }
     let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -46,14 +49,14 @@ func runTool(_ arguments: [String], environment: [String: String] = ["LANG": "en
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    let argv = ([Paths.executable] + arguments).map { strdup($0) } + [nil]
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     var pid = pid_t()
-    let rc = posix_spawn(&pid, Paths.executable, &actions, nil, argv, envp)
+    let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
     posix_spawn_file_actions_destroy(&actions)
     argv.forEach { free($0) }
     envp.forEach { free($0) }
-    guard rc == 0 else { fatalError("cannot start \(Paths.executable): \(rc)") }
+    guard rc == 0 else { fatalError("cannot start \(executable): \(rc)") }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let result = RunResult(

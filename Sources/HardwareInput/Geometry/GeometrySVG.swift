@@ -129,7 +129,8 @@ public enum GeometrySVG {
 
         if let frame = panel.report.keyboardFrame {
             let label = panel.report.layout == .miniToolbar
-                ? (state.toolbar.collapsed == .expanded ? "toolbar (\(state.toolbar.buttons) buttons)" : "handle")
+                ? (state.toolbar.collapsed == .expanded
+                    ? "toolbar (\(state.toolbar.buttons) button\(state.toolbar.buttons == 1 ? "" : "s"))" : "handle")
                 : "\(panel.report.layout.rawValue) keyboard"
             let labelY = min(frame.maxY - font * 0.4, frame.minY + font * 1.3)
             text(into: &svg, label, x: frame.midX, y: labelY, size: font * 0.8, weight: "bold", fill: "#111827", anchor: "middle")

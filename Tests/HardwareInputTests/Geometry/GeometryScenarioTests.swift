@@ -82,7 +82,7 @@ struct GeometryScenarioTests {
                   message: #"missing required key "keyboard""#),
         ErrorCase(text: #"{"keyboard": {"kind": "hidden"}, "windows": []}"#, message: #"missing required key "screen""#),
         ErrorCase(text: "{\"screen\": {\"width\": 1366, \"height\": 1024},\n \"windows\": [}", message: "line 2, column 14: expected a JSON value or ']'"),
-        ErrorCase(text: scenario(#", "windows": []"#), message: "line 4, column 83: expected unique keys; \"windows\" appears twice in this object"),
+        ErrorCase(text: scenario(#", "windows": []"#), message: "line 3, column 89: expected unique keys; \"windows\" appears twice in this object"),
         ErrorCase(text: scenario(#", "screem": 1"#), message: "screem: unknown key; expected one of description, screen, near_threshold, narrow_width_fraction, hardware_keyboard, toolbar, keyboard, windows, steps"),
         ErrorCase(text: #"{"screen": {"width": 0, "height": 1024}, "keyboard": {"kind": "hidden"}, "windows": []}"#,
                   message: "screen.width: expected a positive number"),
