@@ -118,14 +118,15 @@ public struct ChordRouter: Sendable {
     /// The child of `node` the key leads to, trying the level-one chord first,
     /// then the produced keysym; a command blocked by text input does not match.
     private func step(from node: Int, _ key: KeyEvent) -> (Int, ChordKey)? {
-        let children = table.nodes[node].children
-        for chord in [key.chord, key.alternateChord] {
-            guard let chord, let child = children[chord] else { continue }
-            if let index = table.nodes[child].command, blockedByTextInput(key, table.commands[index]) { continue }
-            if table.nodes[child].command == nil, blockedByTextInput(key, nil) { continue }
-            return (child, chord)
-        }
+        if let hit = step(from: node, key, chord: key.chord) { return hit }
+        if let alternate = key.alternateChord { return step(from: node, key, chord: alternate) }
         return nil
+    }
+
+    private func step(from node: Int, _ key: KeyEvent, chord: ChordKey) -> (Int, ChordKey)? {
+        guard let child = table.nodes[node].children[chord] else { return nil }
+        let command = table.nodes[child].command.map { table.commands[$0] }
+        return blockedByTextInput(key, command) ? nil : (child, chord)
     }
 
     private func match(_ key: KeyEvent, roots: [Int]) -> (Int, ChordKey)? {
