@@ -29,15 +29,17 @@ let package = Package(
             pkgConfig: "xkbcommon",
             providers: [.apt(["libxkbcommon-dev"])]
         ),
+        .systemLibrary(name: "CLinux"),
         .target(
             name: "HardwareInput",
-            dependencies: ["CEvdev", "CXkb"],
+            dependencies: ["CEvdev", "CXkb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "kbd-commandd",
             dependencies: [
                 "HardwareInput",
+                "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

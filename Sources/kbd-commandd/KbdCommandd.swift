@@ -22,6 +22,6 @@ struct KbdCommandd: ParsableCommand {
             78 bad config or keymap (file:line).
             """,
         version: "0.1.0",
-        subcommands: [ReplayCommand.self, CheckCommand.self, CommandsCommand.self, GeometryCommand.self]
+        subcommands: [ReplayCommand.self, RunCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, GeometryCommand.self]
     )
 }
