@@ -63,7 +63,7 @@ final class ControlServer {
             throw SystemError(operation: "bind", path: path, errno: e)
         }
         chmod(path, mode_t(mode))
-        guard listen(fd, 64) == 0 else {
+        guard listen(fd, 256) == 0 else {
             let e = errno
             close(fd)
             throw SystemError(operation: "listen", path: path, errno: e)

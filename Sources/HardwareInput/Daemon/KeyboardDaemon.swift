@@ -145,6 +145,11 @@ public final class KeyboardDaemon {
 
     public func requestStop() { stopRequested = true }
 
+    /// Replaces the control socket's peer check (default: root, our uid, or our group).
+    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32) -> Bool) {
+        control?.authorize = check
+    }
+
     /// Runs until `requestStop()`.
     public func run() {
         while !stopRequested { runOnce(maxWaitMilliseconds: nil) }

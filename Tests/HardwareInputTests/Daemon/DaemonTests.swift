@@ -1,0 +1,306 @@
+import CLinux
+import HardwareInput
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's event loop against fake devices (the same epoll, pipeline,
+/// socket and child processes as live; only the device nodes are fakes).
+final class DaemonHarness {
+    let source = FakeDeviceSource()
+    let clock = ManualClock()
+    let logs = LogCollector()
+    let configPath: String
+    let socketPath: String
+    var events: [PipelineEvent] = []
+    let daemon: KeyboardDaemon
+
+    static let config = """
+        [[command]]
+        id = "copy"
+        title = "Copy"
+        keys = "Ctrl+C"
+        run = ["/bin/echo", "copy-marker"]
+
+        [[command]]
+        id = "save"
+        keys = "Ctrl+S"
+
+        [[command]]
+        id = "editor-save"
+        keys = "Ctrl+S"
+        scope = "editor"
+
+        [[command]]
+        id = "letter-q"
+        keys = "q"
+
+        [[command]]
+        id = "missing-program"
+        keys = "Ctrl+M"
+        run = ["/nonexistent/program"]
+
+        [[command]]
+        id = "slow"
+        keys = "Ctrl+L"
+        repeat = true
+        run = ["/bin/sleep", "2"]
+        """
+
+    init(config: String = DaemonHarness.config, allowKeyEvents: Bool = false, maxChildren: Int = 8,
+         devices: [(String, DeviceDescription)] = []) throws {
+        let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        configPath = "/tmp/kbd-daemon-\(unique).toml"
+        socketPath = "/tmp/kbd-daemon-\(unique).sock"
+        try Self.write(config, to: configPath)
+        for (path, d) in devices { source.plug(path, d, announce: false) }
+        let path = configPath
+        let clock = self.clock
+        daemon = try KeyboardDaemon(
+            options: .init(socketPath: socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren, presenceDebounceMilliseconds: 500),
+            source: source, logger: logs.makeLogger(), clock: { clock.now }, load: {
+                let config = try ConfigLoader.load(path: path)
+                return .init(config: config, keymap: try Keymaps.make(config.keymap.layout ?? "us", options: config.keymap.options ?? ""))
+            })
+        daemon.observer = { [unowned self] in self.events.append($0) }
+    }
+
+    deinit { unlink(configPath) }
+
+    static func write(_ text: String, to path: String) throws {
+        let out = try FileOutput.create(path: path)
+        out.write(text)
+        try out.flush()
+    }
+
+    /// Lets the loop handle everything that is ready.
+    func pump(_ rounds: Int = 3) {
+        for _ in 0..<rounds { daemon.runOnce(maxWaitMilliseconds: 0) }
+    }
+
+    /// Pumps until `condition` holds or `seconds` pass (for child processes).
+    func pump(until condition: () -> Bool, seconds: Double = 5) -> Bool {
+        let end = monotonicNow().adding(milliseconds: Int(seconds * 1000))
+        while !condition() {
+            if monotonicNow() > end { return false }
+            daemon.runOnce(maxWaitMilliseconds: 20)
+        }
+        return true
+    }
+
+    var commandIDs: [String] { events.compactMap { if case .command(_, _, let c, _) = $0 { return c.id } else { return nil } } }
+    var kinds: [String] { events.map(\.kind) }
+
+    func type(_ device: FakeDevice, _ changes: [(String, Int32)]) {
+        clock.advance(ms: 10)
+        device.keys(changes, at: clock.now)
+        pump()
+    }
+}
+
+enum Descriptions {
+    static func load(_ name: String) throws -> DeviceDescription {
+        try #require(try EvemuReader(path: Fixtures.recording(name)).description)
+    }
+    static var lenovo: DeviceDescription { get throws { try load("evemu-devices--lenovo-tp-compact-usb-kbd.keyboard.evemu") } }
+    static var k400: DeviceDescription { get throws { try load("evemu-devices--logitech-k400-plus.evemu") } }
+    static var headset: DeviceDescription { get throws { try load("evemu-devices--plantronics-audio648-headset.desc.evemu") } }
+    static var mouse: DeviceDescription { get throws { try load("evemu-devices--logitech-ultrathin-touch-mouse.evemu") } }
+    static var pad: DeviceDescription { get throws { try load("evemu-devices--wacom-cintiq-12wx-pad.buttons-left.evemu") } }
+    static var trackpoint: DeviceDescription { get throws { try load("evemu-devices--lenovo-tp-compact-usb-kbd.trackpoint.desc.evemu") } }
+}
+
+@Suite(.serialized)
+struct DaemonTests {
+    @Test func startsWithNoKeyboardsAndPicksUpHotplugged() throws {
+        let h = try DaemonHarness()
+        #expect(h.daemon.keyboardCount == 0)
+        #expect(!h.daemon.hardwareKeyboardPresent)
+        let kbd = h.source.plug("/dev/input/event7", try Descriptions.lenovo)
+        h.pump()
+        #expect(h.kinds == ["attach", "presence"])
+        #expect(h.daemon.keyboardCount == 1)
+        h.type(kbd, [("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)])
+        #expect(h.commandIDs == ["save"])
+        #expect(h.logs.all.contains("info command save (Ctrl+S) on \"Lenovo ThinkPad Compact USB Keyboard with TrackPoint\""))
+    }
+
+    @Test func devicesPresentAtStartAreOpened() throws {
+        let h = try DaemonHarness(devices: [("/dev/input/event3", try Descriptions.k400), ("/dev/input/event4", try Descriptions.headset)])
+        #expect(h.daemon.keyboardCount == 1)
+        #expect(h.daemon.deviceList().map(\.path) == ["/dev/input/event3", "/dev/input/event4"])
+        #expect(h.daemon.deviceList().map { $0.verdict?.isKeyboard } == [true, false])
+    }
+
+    @Test(arguments: ["headset", "mouse", "pad", "trackpoint"])
+    func nonKeyboardsAreNotWatched(_ which: String) throws {
+        let h = try DaemonHarness()
+        let d: DeviceDescription = switch which {
+        case "headset": try Descriptions.headset
+        case "mouse": try Descriptions.mouse
+        case "pad": try Descriptions.pad
+        default: try Descriptions.trackpoint
+        }
+        h.source.plug("/dev/input/event9", d)
+        h.pump()
+        #expect(h.daemon.keyboardCount == 0)
+        #expect(h.events.isEmpty)
+        #expect(h.daemon.deviceList().first?.verdict?.isKeyboard == false)
+    }
+
+    @Test func aNodeUdevHasNotOpenedYetIsPickedUpWhenItsPermissionsChange() throws {
+        let h = try DaemonHarness()
+        h.source.plug("/dev/input/event5", try Descriptions.lenovo, readable: false)
+        h.pump()
+        #expect(h.daemon.keyboardCount == 0)
+        #expect(h.daemon.deviceList().first?.error == "Permission denied")
+        h.source.makeReadable("/dev/input/event5")
+        h.pump()
+        #expect(h.daemon.keyboardCount == 1)
+    }
+
+    @Test func unplugMidChordReleasesEverythingSoNothingSticks() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        let b = h.source.plug("/dev/input/event2", try Descriptions.k400)
+        h.pump()
+        h.type(a, [("leftctrl", 1)])
+        h.source.unplug("/dev/input/event1")
+        h.pump()
+        #expect(h.kinds.contains("detach"))
+        // The other keyboard's plain 's' is not Ctrl+S: no modifier leaked.
+        h.type(b, [("s", 1), ("s", 0)])
+        #expect(h.commandIDs.isEmpty)
+    }
+
+    @Test func aNodeVanishingMidReadIsADetachNotAnError() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.type(a, [("leftctrl", 1)])
+        a.vanish()
+        h.pump()
+        #expect(h.daemon.keyboardCount == 0)
+        #expect(h.kinds.contains("detach"))
+        #expect(!h.logs.all.contains { $0.hasPrefix("error") })
+    }
+
+    @Test func synDroppedResyncReleasesAModifierReleasedDuringTheDrop() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.type(a, [("leftctrl", 1)])
+        a.dropEvents(keysDown: [])  // Ctrl went up while events were lost
+        h.pump()
+        h.type(a, [("s", 1), ("s", 0)])
+        #expect(h.commandIDs.isEmpty)
+        #expect(h.logs.all.contains { $0.contains("SYN_DROPPED") })
+    }
+
+    @Test func synDroppedResyncPressesAModifierPressedDuringTheDrop() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        a.dropEvents(keysDown: ["leftctrl"])
+        h.pump()
+        h.type(a, [("s", 1), ("s", 0)])
+        #expect(h.commandIDs == ["save"])
+    }
+
+    @Test func presenceIsDebouncedAcrossAReEnumeration() throws {
+        let h = try DaemonHarness()
+        h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.clock.advance(ms: 10)
+        h.source.unplug("/dev/input/event1")
+        h.pump()
+        h.clock.advance(ms: 200)
+        h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.clock.advance(ms: 1000)
+        h.pump()
+        #expect(h.events.filter { $0.kind == "presence" }.count == 1)
+        #expect(h.daemon.hardwareKeyboardPresent)
+        // A real unplug goes false after the debounce.
+        h.source.unplug("/dev/input/event1")
+        h.pump()
+        #expect(h.daemon.hardwareKeyboardPresent)
+        h.clock.advance(ms: 501)
+        h.pump()
+        #expect(!h.daemon.hardwareKeyboardPresent)
+    }
+
+    @Test func reloadWithABadConfigKeepsTheOldTable() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        try DaemonHarness.write("[[command]]\nid = \"x\"\nkeys = \"Ctrl+Nope\"\n", to: h.configPath)
+        #expect(!h.daemon.reload())
+        #expect(h.logs.all.contains { $0.contains("reload failed, keeping the previous config") && $0.contains(":3: keys = 'Ctrl+Nope'") })
+        h.type(a, [("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)])
+        #expect(h.commandIDs == ["save"])
+        try DaemonHarness.write("[[command]]\nid = \"new-save\"\nkeys = \"Ctrl+S\"\n", to: h.configPath)
+        #expect(h.daemon.reload())
+        h.type(a, [("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)])
+        #expect(h.commandIDs == ["save", "new-save"])
+    }
+
+    @Test func reloadWithANewLayoutKeepsHeldKeysAndUsesTheNewKeymap() throws {
+        let h = try DaemonHarness(config: "[keymap]\nlayout = \"us\"\n[[command]]\nid = \"undo\"\nkeys = \"Ctrl+Z\"\n")
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        try DaemonHarness.write("[keymap]\nlayout = \"de\"\n[[command]]\nid = \"undo\"\nkeys = \"Ctrl+Z\"\n", to: h.configPath)
+        h.type(a, [("leftctrl", 1)])
+        #expect(h.daemon.reload())
+        h.type(a, [("y", 1), ("y", 0), ("leftctrl", 0)])  // the German z
+        #expect(h.commandIDs == ["undo"])
+    }
+
+    @Test func commandsRunAsRealChildrenWithOutputInTheLog() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.type(a, [("leftctrl", 1), ("c", 1), ("c", 0), ("leftctrl", 0)])
+        #expect(h.commandIDs == ["copy"])
+        #expect(h.pump(until: { h.logs.all.contains { $0.contains("finished, exit status 0") } }))
+        #expect(h.logs.all.contains { $0.hasSuffix(": copy-marker") && $0.contains("command copy [") })
+        #expect(h.daemon.runner.running == 0)
+    }
+
+    @Test func aMissingProgramIsLoggedNotACrash() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.type(a, [("leftctrl", 1), ("m", 1), ("m", 0), ("leftctrl", 0)])
+        #expect(h.logs.all.contains("error command missing-program: cannot start '/nonexistent/program': No such file or directory"))
+        #expect(h.daemon.runner.running == 0)
+    }
+
+    @Test func aHeldRepeatingChordOnASlowCommandDoesNotForkWithoutBound() throws {
+        let h = try DaemonHarness(maxChildren: 3)
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.type(a, [("leftctrl", 1), ("l", 1)] + Array(repeating: ("l", 2), count: 20))
+        #expect(h.commandIDs.count == 21)
+        #expect(h.daemon.runner.started == 3)
+        #expect(h.daemon.runner.refused == 18)
+    }
+
+    @Test func typingNeverReachesTheLog() throws {
+        let h = try DaemonHarness()
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        // The real typing recording: "this is a test. We are going to measure input latency…"
+        let reader = try EvemuReader(path: Fixtures.recording("cros-autotest--inbox-input-latency-typing.events-only.evemu"))
+        var events: [InputEvent] = []
+        while let e = try reader.next() { events.append(e) }
+        a.raw(events)
+        h.pump()
+        let text = h.logs.all.joined(separator: "\n")
+        for secret in ["this", "test", "measure", "latency", "keysym", "KEY_T", "utf8"] {
+            #expect(!text.contains(secret))
+        }
+        #expect(h.commandIDs == ["letter-q"] || h.commandIDs.isEmpty)
+    }
+}
