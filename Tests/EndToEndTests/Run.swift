@@ -80,3 +80,60 @@ private func slurp(_ path: String) -> String {
     }
     return String(decoding: bytes, as: UTF8.self)
 }
+
+/// A running `kbd-commandd` process with its output going to files.
+final class RunningTool {
+    let pid: pid_t
+    let dir: String
+    var stdoutPath: String { dir + "/out" }
+    var stderrPath: String { dir + "/err" }
+
+    init(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"]) {
+        var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
+        _ = mkdtemp(&template)
+        dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, dir + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, dir + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([Paths.executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        var pid = pid_t()
+        posix_spawn(&pid, Paths.executable, &actions, nil, argv, envp)
+        posix_spawn_file_actions_destroy(&actions)
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+        self.pid = pid
+    }
+
+    var stderr: String { slurp(stderrPath) }
+    var stdout: String { slurp(stdoutPath) }
+
+    /// Waits until stderr contains `text` (or `seconds` pass).
+    func waitFor(_ text: String, seconds: Double = 10) -> Bool {
+        for _ in 0..<Int(seconds * 50) {
+            if stderr.contains(text) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    func signal(_ s: Int32) { kill(pid, s) }
+
+    /// Waits for the exit status (or kills it after `seconds`).
+    func wait(seconds: Double = 10) -> Int32 {
+        var status: Int32 = 0
+        for _ in 0..<Int(seconds * 50) {
+            if waitpid(pid, &status, WNOHANG) == pid {
+                return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            }
+            usleep(20_000)
+        }
+        kill(pid, SIGKILL)
+        waitpid(pid, &status, 0)
+        return -1
+    }
+}
+
+func slurpFile(_ path: String) -> String { slurp(path) }

@@ -1,0 +1,96 @@
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built daemon as a process: start without devices (even without /dev/input),
+/// control socket, SIGHUP with a bad then a good config, SIGTERM exits 0.
+@Suite(.serialized)
+struct DaemonEndToEndTests {
+    @Test func runsWithoutInputDirectoryReloadsOnSIGHUPAndStopsOnSIGTERM() throws {
+        let config = "/tmp/kbd-e2e-run.toml"
+        let socket = "/tmp/kbd-e2e-run.sock"
+        func writeConfig(_ text: String) {
+            let f = fopen(config, "w")
+            fputs(text, f)
+            fclose(f)
+        }
+        writeConfig("[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n")
+        let daemon = RunningTool(["run", "--config", config, "--socket", socket, "--input-dir", "/nonexistent/input"])
+        #expect(daemon.waitFor("ready: 1 commands, 0 keyboards"))
+        #expect(daemon.stderr.contains("WARNING") == false || daemon.stderr.contains("will retry"))
+
+        let listed = runTool(["watch", "--socket", socket, "--request", #"{"request":"list_commands"}"#])
+        #expect(listed.status == 0)
+        #expect(listed.stdout == #"{"reply":"list_commands","ok":true,"commands":[{"scope":"global","id":"save","title":"save","chord":"Ctrl+S","repeat":false}]}"# + "\n")
+
+        writeConfig("[[command]]\nid = \"save\"\nkeys = \"Ctrl+Bogus\"\n")
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitFor("reload failed, keeping the previous config"))
+        let still = runTool(["watch", "--socket", socket, "--request", #"{"request":"list_commands"}"#])
+        #expect(still.stdout.contains(#""id":"save""#))
+
+        writeConfig("[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n[[command]]\nid = \"open\"\nkeys = \"Ctrl+O\"\n")
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitFor("reloaded \(config): 2 commands"))
+
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+        #expect(daemon.stderr.contains("INFO stopped"))
+        #expect(access(socket, F_OK) != 0)  // the socket is removed on exit
+        unlink(config)
+    }
+
+    @Test func aBadConfigAtStartIsAnErrorWithFileAndLine() {
+        let config = "/tmp/kbd-e2e-bad-run.toml"
+        let f = fopen(config, "w")
+        fputs("[[command]]\nid = \"a\"\nkeys = \"Ctrl+Bogus\"\n", f)
+        fclose(f)
+        let r = runTool(["run", "--config", config, "--no-socket", "--input-dir", "/nonexistent"])
+        #expect(r.status == 78)
+        #expect(r.stderr.contains("Error: \(config):3: keys = 'Ctrl+Bogus'"))
+        unlink(config)
+    }
+
+    @Test func watchWithoutADaemonSaysWhy() {
+        let r = runTool(["watch", "--socket", "/tmp/kbd-e2e-nobody.sock"])
+        #expect(r.status == 66)
+        #expect(r.stderr.contains("cannot connect to the daemon"))
+    }
+
+    @Test func devicesClassifiesRecordedDescriptions() {
+        let r = runTool(["devices", "--format", "json", Paths.recording("evemu-devices--logitech-ultrathin-touch-mouse.evemu"),
+                         Paths.recording("evemu-devices--razer-blackwidow-2013.keyboard.desc.evemu")])
+        #expect(r.status == 0)
+        #expect(r.lines.count == 2)
+        #expect(r.lines[0].contains(#""keyboard":false,"reason":"a mouse that advertises keyboard keys (name says mouse)""#))
+        #expect(r.lines[1].contains(#""name":"Razer Razer BlackWidow 2013","id":"bus 0003 1532:011b v0111","keyboard":true"#))
+    }
+
+    @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
+    func theSystemdUnitVerifies() {
+        // Point ExecStart at the built binary so verify can check it exists.
+        let unit = slurpFile(Paths.root + "/udev/kbd-commandd.service")
+            .replacingAll("/usr/bin/kbd-commandd", with: Paths.executable)
+        let path = "/tmp/kbd-e2e-unit/kbd-commandd.service"
+        mkdir("/tmp/kbd-e2e-unit", 0o755)
+        let f = fopen(path, "w")
+        fputs(unit, f)
+        fclose(f)
+        let r = runTool(["verify", path], environment: ["PATH": "/usr/bin:/bin"], executable: "/usr/bin/systemd-analyze")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr == "")
+    }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.firstRange(of: target) {
+            out += rest[..<r.lowerBound] + replacement
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
