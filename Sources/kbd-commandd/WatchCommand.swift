@@ -28,13 +28,24 @@ struct WatchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Output format: text or json.", valueName: "format"))
     var format: OutputFormat = .text
 
+    @Option(help: ArgumentHelp("Keep trying to connect for this many seconds (the daemon may still be starting).", valueName: "seconds"))
+    var retry: Double = 0
+
     @Option(help: ArgumentHelp("Send one request line (e.g. '{\"request\":\"list_devices\"}'), print the reply, exit.", valueName: "json"))
     var request: String?
 
     func run() throws {
         let environment = ProcessEnvironment.current()
         let path = socket ?? (geteuid() == 0 ? "/run/kbd-commandd/socket" : (environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/kbd-commandd.socket")
-        let fd = try connectUnix(path)
+        var attempts = Int(retry * 10)
+        var fd: Int32 = -1
+        while fd < 0 {
+            do { fd = try connectUnix(path, quiet: attempts > 0) } catch {
+                guard attempts > 0 else { throw error }
+                attempts -= 1
+                usleep(100_000)
+            }
+        }
         defer { close(fd) }
         let first: String
         if let request { first = request } else {
@@ -82,7 +93,7 @@ struct WatchCommand: ParsableCommand {
 }
 
 /// Connects to a Unix stream socket. The corresponding C function is `connect(2)`.
-func connectUnix(_ path: String) throws -> Int32 {
+func connectUnix(_ path: String, quiet: Bool = false) throws -> Int32 {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw report(CLIFailure(message: "socket: \(SystemError(operation: "socket", errno: errno).message)", code: ExitStatus.failure)) }
     var addr = sockaddr_un()
@@ -99,6 +110,7 @@ func connectUnix(_ path: String) throws -> Int32 {
     guard rc == 0 else {
         let e = SystemError(operation: "connect", path: path, errno: errno)
         close(fd)
+        if quiet { throw e }
         throw report(CLIFailure(message: "\(path): cannot connect to the daemon: \(e.message) (is 'kbd-commandd run' running? --socket?)", code: ExitStatus.noInput))
     }
     return fd

@@ -124,13 +124,15 @@ final class ControlServer {
         }
     }
 
+    enum SendResult { case sent, overflow, broken }
+
     /// Queues a line for the client and writes what the socket takes now.
-    /// Returns false when the client must be dropped (it stopped reading).
-    func send(_ line: String, to client: Client) -> Bool {
-        if client.output.count + line.utf8.count + 1 > maxQueuedBytes { return false }
+    /// `.overflow`: the client stopped reading; `.broken`: it went away. Either way it must be dropped.
+    func send(_ line: String, to client: Client) -> SendResult {
+        if client.output.count + line.utf8.count + 1 > maxQueuedBytes { return .overflow }
         client.output.append(contentsOf: line.utf8)
         client.output.append(0x0A)
-        return flush(client)
+        return flush(client) ? .sent : .broken
     }
 
     /// Writes queued output; false on a broken connection.

@@ -303,7 +303,11 @@ public final class KeyboardDaemon {
         var line: String?
         for client in control.clients.values where client.subscriptions.contains(kind) {
             if line == nil { line = EventFormatter.json(event) }
-            if !control.send(line!, to: client) { drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)") }
+            switch control.send(line!, to: client) {
+            case .sent: break
+            case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
+            case .broken: drop(client, reason: nil)
+            }
         }
     }
 
@@ -334,7 +338,11 @@ public final class KeyboardDaemon {
         case .lines(let lines):
             for line in lines where !line.allSatisfy({ $0 == " " || $0 == "\r" }) {
                 let reply = handle(line, from: client)
-                if !control.send(reply, to: client) { return drop(client, reason: "not reading its replies") }
+                switch control.send(reply, to: client) {
+                case .sent: continue
+                case .overflow: return drop(client, reason: "not reading its replies")
+                case .broken: return drop(client, reason: nil)
+                }
             }
         }
     }
