@@ -218,6 +218,29 @@ waitfor /MARKER-copy/ 5s
     ])
 
 
+def t_record(binary, files):
+    keys = r"""
+waitfor /RECORDING/ 30s
+wait 300ms
+chord KEY_LEFTCTRL+KEY_S
+type "ok"
+wait 300ms
+"""
+    out_file = os.path.join(RUNS, "record", "share", "session.evemu")
+    # uid 1000 cannot write /out: record to /tmp, then the (root) shell copies it out after SIGTERM.
+    sh = ("trap : TERM; %s %s record /dev/input/event0 -o /tmp/session.evemu & P=$!; sleep 1; echo RECORDING; "
+          "wait $P; wait $P; cp /tmp/session.evemu /out/session.evemu") % (AS_USER, binary)
+    i = run_vm("record", keys, sh, [binary])
+    checks = [("contains everything typed" in i["out"], "record did not warn that the file holds everything typed")]
+    replay = subprocess.run([binary, "replay", out_file, "--print", "all", "--format", "json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True) if os.path.exists(out_file) else None
+    checks.append((replay is not None and replay.returncode == 0, "the recording does not replay: %s" % (replay.stderr if replay else "no file")))
+    if replay is not None:
+        checks.append(('"chord":"Ctrl+S"' in replay.stdout, "replaying the recording shows no Ctrl+S chord"))
+        checks.append(('"code":"KEY_O","state":"press"' in replay.stdout, "replaying the recording lost the typed keys"))
+    record("record", i, checks, "recorded %d bytes" % (os.path.getsize(out_file) if os.path.exists(out_file) else 0))
+
+
 def t_latency(binary, files):
     n = 300
     keys = "waitfor /ready: 3 commands, 1 keyboards/ 30s\n" + "".join("chord KEY_LEFTCTRL+KEY_L 2ms\nwait 8ms\n" for _ in range(n)) + "wait 1s\n"
@@ -263,7 +286,7 @@ def main():
     open(bad, "w").write(BROKEN)
     files_bad, files_good = [bad], [cfg]
     files = [binary, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_latency]
+    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_record, t_latency]
     for t in tests:
         if args.only and args.only not in t.__name__:
             continue

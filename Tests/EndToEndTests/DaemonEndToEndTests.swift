@@ -94,3 +94,45 @@ extension String {
         return out + rest
     }
 }
+
+/// sd_notify: the daemon tells systemd READY=1, RELOADING=1 (with MONOTONIC_USEC) and STOPPING=1.
+@Suite(.serialized)
+struct SystemdNotifyEndToEndTests {
+    @Test func readyReloadingStopping() throws {
+        let path = "/tmp/kbd-e2e-notify.sock"
+        unlink(path)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0)
+        defer { close(fd); unlink(path) }
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        func receive() -> String {
+            var buf = [UInt8](repeating: 0, count: 512)
+            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            return n > 0 ? String(decoding: buf[0..<n], as: UTF8.self) : ""
+        }
+        let config = "/tmp/kbd-e2e-notify.toml"
+        let f = fopen(config, "w")
+        fputs("[[command]]\nid = \"a\"\nkeys = \"Ctrl+A\"\n", f)
+        fclose(f)
+        defer { unlink(config) }
+        let daemon = RunningTool(["run", "--config", config, "--no-socket", "--input-dir", "/nonexistent"],
+                                 environment: ["NOTIFY_SOCKET": path, "JOURNAL_STREAM": "8:1234"])
+        #expect(receive() == "READY=1")
+        daemon.signal(SIGHUP)
+        let reloading = receive()
+        #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="))
+        #expect(receive() == "READY=1")
+        daemon.signal(SIGTERM)
+        #expect(receive() == "STOPPING=1")
+        #expect(daemon.wait() == 0)
+        // Under systemd (JOURNAL_STREAM) log lines carry sd-daemon priority prefixes.
+        #expect(daemon.stderr.contains("<6>ready: 1 commands, 0 keyboards"))
+    }
+}
