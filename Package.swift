@@ -7,6 +7,13 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Release builds of the per-event code skip the runtime exclusivity checks
+/// (about a fifth of the instructions per event, see BENCHMARKS.md); debug
+/// builds, and so every test run, keep them, and the compile-time checks stay on.
+let hotPath: [SwiftSetting] = strict + [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "kbd-commandd",
     platforms: [.macOS(.v15)],
@@ -33,7 +40,7 @@ let package = Package(
         .target(
             name: "HardwareInput",
             dependencies: ["CEvdev", "CXkb", "CLinux", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strict
+            swiftSettings: hotPath
         ),
         .executableTarget(
             name: "kbd-commandd",

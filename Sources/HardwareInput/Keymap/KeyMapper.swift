@@ -45,7 +45,7 @@ public final class KeyMapper {
     public private(set) var keymap: XkbKeymap
     public let options: Options
     private let composeTable: ComposeTable?
-    private var devices: [DeviceID: DeviceKeyboard] = [:]
+    private var devices = DeviceMap<DeviceKeyboard>()
     public private(set) var counters = Counters()
 
     public init(keymap: XkbKeymap, options: Options = Options()) throws(KeymapError) {
@@ -140,9 +140,13 @@ public final class KeyMapper {
         let xkb = kbd.state
         let keysym = xkb.keysym(code: code)
         let modifiers = xkb.modifiers
-        let layout = xkb.layout(code: code)
-        let activeLayout = xkb.effectiveLayout
-        let utf32 = xkb.utf32(code: code)
+        // One layout: no per-key or effective layout query needed.
+        let single = keymap.layoutCount == 1
+        let layout = single ? 0 : xkb.layout(code: code)
+        let activeLayout = single ? 0 : xkb.effectiveLayout
+        // Printable text, from the keysym (Caps Lock already applied by xkb); the
+        // control transformation only matters with Ctrl, where text never counts.
+        let utf32 = keysym.utf32
         let producesText = utf32 >= 0x20 && utf32 != 0x7F
         var utf8: String?
         var composed: String?
@@ -162,9 +166,13 @@ public final class KeyMapper {
         if levelOne == .noSymbol { levelOne = keysym }
         let chordMods = modifiers.intersection(.chordModifiers)
         let chord = ChordKey(modifiers: chordMods, keysym: levelOne)
-        var consumed = xkb.consumedModifiers(code: code)
-        if keysym.isCased { consumed.remove(.shift) }
-        let alternate = ChordKey(modifiers: chordMods.subtracting(consumed), keysym: keysym)
+        var alternateMods = chordMods
+        if !chordMods.isEmpty {
+            var consumed = xkb.consumedModifiers(code: code)
+            if keysym.isCased { consumed.remove(.shift) }
+            alternateMods.subtract(consumed)
+        }
+        let alternate = ChordKey(modifiers: alternateMods, keysym: keysym)
 
         if state == .press {
             kbd.down.append(code)

@@ -25,13 +25,18 @@ public final class Pipeline {
         }
     }
 
-    struct Device {
-        var name: String
-        var description: DeviceDescription
-        var verdict: KeyboardClassifier.Verdict
+    final class Device {
+        let name: String
+        let description: DeviceDescription
+        let verdict: KeyboardClassifier.Verdict
         /// Inside a SYN_DROPPED frame: events are discarded until SYN_REPORT.
         var dropping = false
         var droppedEvents = 0
+        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict) {
+            self.name = name
+            self.description = description
+            self.verdict = verdict
+        }
     }
 
     public let options: Options
@@ -40,7 +45,7 @@ public final class Pipeline {
     public private(set) var presence: KeyboardPresence
     /// Called with presence changes to produce geometry fields (nil: no geometry configured).
     public var geometry: ((Bool) -> JSONObject?)?
-    private var devices: [DeviceID: Device] = [:]
+    private var devices = DeviceMap<Device>()
     private var routerOutputs: [ChordRouter.Output] = []
     /// Events read from devices and processed, or counted as dropped.
     public private(set) var eventsProcessed = 0
@@ -64,12 +69,17 @@ public final class Pipeline {
 
     /// Names and verdicts of the attached devices.
     public var attachedDevices: [(DeviceID, String, KeyboardClassifier.Verdict)] {
-        devices.sorted { $0.key < $1.key }.map { ($0.key, $0.value.name, $0.value.verdict) }
+        devices.entries.sorted { $0.0 < $1.0 }.map { ($0.0, $0.1.name, $0.1.verdict) }
     }
 
     /// The earliest time something happens without new input.
     public var nextDeadline: EventTime? {
-        [router.nextDeadline, presence.nextDeadline].compactMap { $0 }.min()
+        switch (router.nextDeadline, presence.nextDeadline) {
+        case (nil, nil): return nil
+        case (let a?, nil): return a
+        case (nil, let b?): return b
+        case (let a?, let b?): return min(a, b)
+        }
     }
 
     /// Fires timers due at or before `time`.
@@ -95,14 +105,12 @@ public final class Pipeline {
 
         case .input(let id, let input):
             eventsProcessed += 1
-            guard var device = devices[id] else { return }
+            guard let device = devices[id] else { return }
             if input.type == EventType.syn {
                 if input.code == SynCode.dropped {
                     device.dropping = true
-                    devices[id] = device
                 } else if input.code == SynCode.report, device.dropping {
                     device.dropping = false
-                    devices[id] = device
                     // A recording cannot tell which keys are still down: release them all.
                     resync(id, keysDown: nil, at: input.time, into: &out)
                 }
@@ -111,7 +119,6 @@ public final class Pipeline {
             if device.dropping {
                 device.droppedEvents += 1
                 eventsDropped += 1
-                devices[id] = device
                 return
             }
             guard input.type == EventType.key, device.verdict.isKeyboard else { return }
@@ -123,10 +130,7 @@ public final class Pipeline {
             }
 
         case .resynchronized(let id, let keys, let time):
-            if var device = devices[id] {
-                device.dropping = false
-                devices[id] = device
-            }
+            devices[id]?.dropping = false
             resync(id, keysDown: keys, at: time, into: &out)
 
         case .detached(let id, let time):
@@ -158,7 +162,7 @@ public final class Pipeline {
         for key in keys { route(key, device: device.name, into: &out) }
         if device.droppedEvents > 0 {
             out.append(.dropped(time: time, device: device.name, count: device.droppedEvents, reason: "SYN_DROPPED"))
-            devices[id]?.droppedEvents = 0
+            device.droppedEvents = 0
         }
     }
 

@@ -39,6 +39,11 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
                 finished = true
                 return nil
             }
+            // Fast path for well-formed event lines; anything else goes through the
+            // careful parser, which also produces the error messages.
+            if let event = lines.withBytes(range, { (bytes: UnsafeBufferPointer<UInt8>) -> InputEvent? in Self.fastEvent(bytes) }) {
+                return try checked(event)
+            }
             let parsed: LineKind = try lines.withBytes(range) { bytes throws(RecordingError) -> LineKind in
                 try classify(bytes, inHeader: false)
             }
@@ -110,6 +115,61 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
     }
 
     // MARK: - Events
+
+    /// Parses `E: <sec>.<usec6> <hex type> <hex code> <dec value>` with an optional
+    /// trailing comment in one pass; nil for anything else (the careful parser decides).
+    @inline(__always)
+    static func fastEvent(_ bytes: UnsafeBufferPointer<UInt8>) -> InputEvent? {
+        guard let base = bytes.baseAddress, bytes.count >= 18, base[0] == 0x45 /* E */, base[1] == 0x3A /* : */,
+            base[2] == 0x20
+        else { return nil }
+        let end = bytes.count
+        var i = 3
+        @inline(__always) func digit(_ c: UInt8) -> Int64? { c &- 0x30 < 10 ? Int64(c &- 0x30) : nil }
+        var sec: Int64 = 0
+        var n = 0
+        while i < end, let d = digit(base[i]), n < 12 { sec = sec &* 10 &+ d; i += 1; n += 1 }
+        guard n > 0, i + 7 <= end, base[i] == 0x2E /* . */ else { return nil }
+        i += 1
+        var usec: Int64 = 0
+        for _ in 0..<6 {
+            guard let d = digit(base[i]) else { return nil }
+            usec = usec &* 10 &+ d
+            i += 1
+        }
+        @inline(__always) func hex(_ i: inout Int) -> UInt32? {
+            guard i < end, base[i] == 0x20 else { return nil }
+            i += 1
+            var v: UInt32 = 0
+            var k = 0
+            while i < end, k < 4 {
+                let c = base[i]
+                let d: UInt8
+                if c &- 0x30 < 10 { d = c &- 0x30 } else if (c | 0x20) &- 0x61 < 6 { d = (c | 0x20) &- 0x61 &+ 10 } else { break }
+                v = v << 4 | UInt32(d)
+                i += 1
+                k += 1
+            }
+            return k > 0 ? v : nil
+        }
+        guard let type = hex(&i), let code = hex(&i), i < end, base[i] == 0x20 else { return nil }
+        i += 1
+        var negative = false
+        if i < end, base[i] == 0x2D /* - */ { negative = true; i += 1 }
+        var value: Int64 = 0
+        n = 0
+        while i < end, let d = digit(base[i]), n < 10 { value = value &* 10 &+ d; i += 1; n += 1 }
+        guard n > 0, i == end || base[i] == 0x09 || base[i] == 0x20 || base[i] == 0x23 else { return nil }
+        if negative { value = -value }
+        guard value >= Int64(Int32.min), value <= Int64(Int32.max) else { return nil }
+        if i < end {
+            // Only blanks, then an optional comment, may follow.
+            var j = i
+            while j < end, base[j] == 0x09 || base[j] == 0x20 { j += 1 }
+            guard j == end || base[j] == 0x23 else { return nil }
+        }
+        return InputEvent(time: EventTime(microseconds: sec &* 1_000_000 &+ usec), type: UInt16(type), code: UInt16(code), value: Int32(value))
+    }
 
     private func parseEvent(_ s: inout ByteScanner) throws(RecordingError) -> InputEvent {
         let form = "expected 'E: <seconds>.<microseconds> <type> <code> <value>' (type and code in hex)"
