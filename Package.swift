@@ -58,6 +58,12 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
+        // Benchmarks: `swift build -c release` then `.build/release/kbd-bench run` (see BENCHMARKS.md).
+        .executableTarget(
+            name: "kbd-bench",
+            dependencies: ["HardwareInput"],
+            swiftSettings: strict
+        ),
         // The C floor and oracle: libxkbcommon driven directly (see its header comment).
         .executableTarget(
             name: "xkb-reference",

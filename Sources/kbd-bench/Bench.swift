@@ -1,0 +1,345 @@
+import HardwareInput
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// kbd-bench: reproducible performance figures for kbd-commandd. Prints numbers;
+/// never fails because a machine is slow (exit 0 unless something could not run).
+///
+///   kbd-bench generate [--events N] [--seed S] -o FILE
+///   kbd-bench run [--events N] [--rounds R] [--long-events N]
+@main
+struct Bench {
+    static func main() {
+        var args = Array(CommandLine.arguments.dropFirst())
+        guard let verb = args.first else { usage() }
+        args.removeFirst()
+        func option(_ name: String, _ fallback: Int) -> Int {
+            guard let i = args.firstIndex(of: name), i + 1 < args.count, let v = Int(args[i + 1]) else { return fallback }
+            return v
+        }
+        switch verb {
+        case "generate":
+            guard let i = args.firstIndex(of: "-o"), i + 1 < args.count else { usage() }
+            let n = generate(path: args[i + 1], events: option("--events", 1_000_000), seed: UInt64(option("--seed", 1)))
+            say("wrote \(n) events to \(args[i + 1])")
+        case "run":
+            run(events: option("--events", 1_000_000), rounds: option("--rounds", 5), longEvents: option("--long-events", 10_000_000))
+        default:
+            usage()
+        }
+    }
+
+    static func usage() -> Never {
+        say("""
+            usage: kbd-bench generate [--events N] [--seed S] -o FILE
+                   kbd-bench run [--events N] [--rounds R] [--long-events N]
+            """)
+        exit(64)
+    }
+
+    @discardableResult
+    static func generate(path: String, events: Int, seed: UInt64) -> Int {
+        let out = try! FileOutput.create(path: path, mode: 0o644)
+        var g = RecordingGenerator(seed: seed, output: out)
+        g.generate(events: events)
+        try! out.flush()
+        return g.written
+    }
+
+    // MARK: - Helpers
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func median(_ xs: [Double]) -> Double {
+        let s = xs.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    static let directory: String = {
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        let exe = String(decoding: buf[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    }()
+
+    /// Runs a program with stdout to /dev/null; returns (wall seconds, max RSS KiB, exit status).
+    static func spawn(_ argv: [String], stderrPath: String = "/dev/null", measureMemory: Bool = false) -> (Double, Int, Int32) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let cargs = argv.map { strdup($0) } + [nil]
+        var pid = pid_t()
+        let t0 = now()
+        posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
+        // ru_maxrss of a posix_spawn child includes the parent's memory (vfork shares it
+        // until exec), so the peak is read from /proc while the child runs.
+        var status: Int32 = 0
+        var peak = 0
+        if measureMemory {
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                peak = max(peak, procStatus(pid, "VmHWM"))
+                usleep(2000)
+            }
+        } else {
+            waitpid(pid, &status, 0)
+        }
+        let t = now() - t0
+        posix_spawn_file_actions_destroy(&actions)
+        cargs.forEach { free($0) }
+        return (t, peak, (status >> 8) & 0xff)
+    }
+
+    static func procStatus(_ pid: pid_t, _ key: String) -> Int {
+        guard let f = fopen("/proc/\(pid)/status", "r") else { return -1 }
+        defer { fclose(f) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, 256, f) != nil {
+            let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if s.hasPrefix(key + ":") {
+                return Int(s.dropFirst(key.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first ?? "") ?? -1
+            }
+        }
+        return -1
+    }
+
+    static func fileContains(_ path: String, _ text: String) -> Bool {
+        (try? readWholeFile(path: path, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self).contains(text) } ?? false
+    }
+
+    static func row(_ measure: String, _ value: String, _ target: String, _ method: String) {
+        func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+        say("| \(pad(measure, 44)) | \(pad(value, 26)) | \(pad(target, 16)) | \(method) |")
+    }
+
+    static func fmt(_ x: Double, _ digits: Int = 1) -> String {
+        var p = 1.0
+        for _ in 0..<digits { p *= 10 }
+        let v = (x * p).rounded() / p
+        return String(v)
+    }
+
+    static let config = """
+        [keymap]
+        layout = "us,ru"
+        options = "grp:alt_shift_toggle"
+
+        [[command]]
+        id = "save"
+        keys = "Ctrl+S"
+        [[command]]
+        id = "reopen-tab"
+        keys = "Ctrl+Shift+T"
+        [[command]]
+        id = "switch"
+        keys = "Alt+Tab"
+        [[command]]
+        id = "terminal"
+        keys = "Super+Return"
+        [[command]]
+        id = "save-all"
+        keys = "Ctrl+X Ctrl+K"
+        [[command]]
+        id = "copy"
+        keys = "Ctrl+C"
+        """
+
+    // MARK: - The run
+
+    static func run(events: Int, rounds: Int, longEvents: Int) {
+        let dir = "/tmp/kbd-bench"
+        mkdir(dir, 0o755)
+        let file = dir + "/typing-\(events).evemu"
+        let configPath = dir + "/bench.toml"
+        let cfg = try! FileOutput.create(path: configPath, mode: 0o644)
+        cfg.write(config)
+        try! cfg.flush()
+        let n = generate(path: file, events: events, seed: 1)
+        let kbd = directory + "/kbd-commandd"
+        let reference = directory + "/xkb-reference"
+        say("kbd-bench: \(n) events (seed 1) in \(file); \(rounds) rounds; medians\n")
+        say("| measure | value | target | method |")
+        say("|---|---|---|---|")
+
+        // 1. Throughput against the C floor.
+        var swift: [Double] = [], c: [Double] = [], ratios: [Double] = []
+        for _ in 0..<rounds {
+            let (ts, _, s1) = spawn([kbd, "replay", file, "--config", configPath])
+            let (tc, _, s2) = spawn([reference, "--layout", "us,ru", "--options", "grp:alt_shift_toggle", file])
+            guard s1 == 0, s2 == 0 else { say("replay or xkb-reference failed (\(s1), \(s2))"); exit(1) }
+            swift.append(ts)
+            c.append(tc)
+            ratios.append(ts / tc)
+        }
+        let perEvent = median(swift) / Double(n) * 1e9
+        row("1. replay throughput (full pipeline)", "\(Int(Double(n) / median(swift))) ev/s, \(fmt(perEvent)) ns/ev", "", "`kbd-commandd replay FILE --config` > /dev/null, whole process")
+        row("   C floor (xkb-reference)", "\(Int(Double(n) / median(c))) ev/s, \(fmt(median(c) / Double(n) * 1e9)) ns/ev", "", "parse E: + keysym + utf8 + state update, whole process")
+        row("   ratio Swift / C", fmt(median(ratios), 2), "≤ 1.5", "median of per-round ratios, same file, alternating")
+
+        // 2. Per-stage cost, in process.
+        stages(file: file, events: n, rounds: rounds)
+
+        // 3. Routing cost against table size.
+        routing(file: file, rounds: rounds)
+
+        // 4. The daemon idle.
+        idle(kbd: kbd, configPath: configPath)
+
+        // 5. Memory after a long replay.
+        let long = dir + "/typing-\(longEvents).evemu"
+        let ln = generate(path: long, events: longEvents, seed: 2)
+        let (_, rssShort, _) = spawn([kbd, "replay", file, "--config", configPath], measureMemory: true)
+        let (tl, rssLong, _) = spawn([kbd, "replay", long, "--config", configPath], measureMemory: true)
+        row("5. peak RSS replaying \(n / 1000)k events", "\(rssShort) KiB", "", "VmHWM of the replay process")
+        row("   peak RSS replaying \(ln / 1_000_000)M events", "\(rssLong) KiB (\(fmt(tl, 2)) s)", "no growth", "VmHWM of the replay process")
+        unlink(long)
+    }
+
+    static func stages(file: String, events: Int, rounds: Int) {
+        let keymap = try! XkbKeymap(context: try! XkbContext(), names: KeymapNames(layout: "us,ru", options: "grp:alt_shift_toggle"))
+        let table = try! ConfigLoader.parse(config, path: "bench.toml").table
+        var parse: [Double] = [], map: [Double] = [], full: [Double] = []
+        for _ in 0..<rounds {
+            var t0 = now()
+            var source = try! RecordingSource(paths: [file])
+            var count = 0
+            while (try! source.next()) != nil { count += 1 }
+            parse.append(now() - t0)
+
+            t0 = now()
+            source = try! RecordingSource(paths: [file])
+            let mapper = try! KeyMapper(keymap: keymap)
+            try! mapper.attach(DeviceID(0))
+            var keys = 0
+            while let item = try! source.next() {
+                if case .input(_, let e) = item, e.type == EventType.key, mapper.handle(e, device: DeviceID(0)) != nil { keys += 1 }
+            }
+            map.append(now() - t0)
+
+            t0 = now()
+            source = try! RecordingSource(paths: [file])
+            let pipeline = try! Pipeline(keymap: keymap, table: table)
+            var out: [PipelineEvent] = []
+            while let e = try! source.next() {
+                pipeline.process(e, into: &out)
+                out.removeAll(keepingCapacity: true)
+            }
+            full.append(now() - t0)
+            _ = count + keys
+        }
+        let p = median(parse) / Double(events) * 1e9
+        let m = median(map) / Double(events) * 1e9
+        let f = median(full) / Double(events) * 1e9
+        row("2. parse (evemu reader, RecordingSource)", "\(fmt(p)) ns/ev", "", "in process, every event of the file")
+        row("   map (xkbcommon, KeyMapper)", "\(fmt(m - p)) ns/ev", "", "parse+map minus parse")
+        row("   route + devices (Pipeline, ChordRouter)", "\(fmt(f - m)) ns/ev", "", "full pipeline minus parse+map")
+        row("   full pipeline in process", "\(fmt(f)) ns/ev", "", "RecordingSource + Pipeline, no output")
+    }
+
+    static func routing(file: String, rounds: Int) {
+        let keymap = try! XkbKeymap(context: try! XkbContext(), names: KeymapNames(layout: "us,ru", options: "grp:alt_shift_toggle"))
+        let reader = try! EvemuReader(path: file)
+        let mapper = try! KeyMapper(keymap: keymap)
+        try! mapper.attach(DeviceID(0))
+        var keys: [KeyEvent] = []
+        while let e = try! reader.next() {
+            if e.type == EventType.key, let k = mapper.handle(e, device: DeviceID(0)) { keys.append(k) }
+        }
+        var results: [(Int, Double)] = []
+        for size in [10, 100, 1000, 10_000] {
+            let table = makeTable(size: size)
+            var times: [Double] = []
+            var fired = 0
+            for _ in 0..<rounds {
+                var router = ChordRouter(table: table, scopes: ["s2", "s1", "s0"])
+                var out: [ChordRouter.Output] = []
+                out.reserveCapacity(8)
+                let t0 = now()
+                for k in keys {
+                    router.handle(k, into: &out)
+                    fired &+= out.count
+                    out.removeAll(keepingCapacity: true)
+                }
+                times.append(now() - t0)
+            }
+            results.append((size, median(times) / Double(keys.count) * 1e9))
+            _ = fired
+        }
+        for (size, ns) in results {
+            row("3. route, \(size) commands", "\(fmt(ns)) ns/key event", "", "ChordRouter.handle over \(keys.count) mapped key events, 3 scopes, sequences")
+        }
+        row("   10,000 / 10", fmt(results.last!.1 / results.first!.1, 2), "≤ 1.2", "ratio of the two rows")
+    }
+
+    /// `size` commands over several scopes, with sequences, always including the chords the generator types.
+    static func makeTable(size: Int) -> CommandTable {
+        var commands: [Command] = []
+        let base = ["Ctrl+S", "Ctrl+Shift+T", "Alt+Tab", "Super+Return", "Ctrl+C"]
+        for (i, k) in base.enumerated() {
+            commands.append(Command(id: "base\(i)", title: k, keys: try! ChordKey.parseSequence(k)))
+        }
+        commands.append(Command(id: "seq", title: "seq", keys: try! ChordKey.parseSequence("Ctrl+X Ctrl+K")))
+        let mods = ["Ctrl+Alt", "Ctrl+Alt+Shift", "Super+Shift", "Alt+Super", "Ctrl+Super", "Ctrl+Alt+Super", "Alt+Shift+Super", "Ctrl+Shift+Super"]
+        let keys = (1...12).map { "F\($0)" } + (0..<26).map { String(UnicodeScalar(UInt8(97 + $0))) } + (0...9).map(String.init)
+        // 8 modifier sets × 48 keys in 30 scopes (3 of them active), every 7th a sequence
+        // behind Ctrl+Alt+Q (whose scopes then never bind Ctrl+Alt+Q alone).
+        var i = 0
+        while commands.count < size {
+            let scope = "s\(i % 30)"
+            let combo = i / 30
+            let chord = "\(mods[(combo / keys.count) % mods.count])+\(keys[combo % keys.count])"
+            i += 1
+            guard combo < mods.count * keys.count else { break }
+            if chord == "Ctrl+Alt+q" { continue }
+            let text = combo % 7 == 0 ? "Ctrl+Alt+Q \(chord)" : chord
+            commands.append(Command(id: "c\(i)", title: text, keys: try! ChordKey.parseSequence(text), scope: scope))
+        }
+        return try! CommandTable(commands: commands)
+    }
+
+    static func idle(kbd: String, configPath: String) {
+        let empty = "/tmp/kbd-bench/input-empty"
+        mkdir(empty, 0o755)
+        let err = "/tmp/kbd-bench/daemon.err"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = [kbd, "run", "--config", configPath, "--no-socket", "--input-dir", empty]
+        let cargs = argv.map { strdup($0) } + [nil]
+        var pid = pid_t()
+        let t0 = now()
+        posix_spawn(&pid, kbd, &actions, nil, cargs, environ)
+        var ready = -1.0
+        for _ in 0..<500 {
+            if fileContains(err, "ready:") { ready = now() - t0; break }
+            usleep(1000)
+        }
+        usleep(300_000)
+        let rss = procStatus(pid, "VmRSS")
+        let switches0 = procStatus(pid, "voluntary_ctxt_switches") + procStatus(pid, "nonvoluntary_ctxt_switches")
+        sleep(5)
+        let switches1 = procStatus(pid, "voluntary_ctxt_switches") + procStatus(pid, "nonvoluntary_ctxt_switches")
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        cargs.forEach { free($0) }
+        row("4. daemon idle resident memory, no device", "\(rss) KiB", "≤ 8 MB (4 kbds)", "/proc/PID/status VmRSS after ready")
+        row("   wake-ups per second while idle", fmt(Double(switches1 - switches0) / 5, 2), "0", "context switches over 5 s")
+        row("5. start-up to ready", "\(fmt(ready * 1000)) ms", "", "spawn to the 'ready' log line")
+    }
+}
+
+extension Substring {
+    func trimmingCharacters() -> String { String(self.filter { $0 != " " && $0 != "\t" && $0 != "\n" }) }
+}
+
+/// Writes a line to standard output at once (no buffering: progress shows as it happens).
+func say(_ text: String) {
+    let line = text + "\n"
+    _ = line.withCString { write(1, $0, strlen($0)) }
+}

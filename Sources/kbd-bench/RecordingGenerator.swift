@@ -1,0 +1,139 @@
+import HardwareInput
+
+/// SplitMix64: a small seeded generator, so generated recordings are reproducible.
+struct SeededRandom {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
+    mutating func chance(_ p: Double) -> Bool { Double(next() % 1_000_000) < p * 1_000_000 }
+}
+
+/// Writes realistic keyboard sessions in evemu format: typing English words with
+/// rollover and Shift for capitals, Backspace, MSC_SCAN before every key event as
+/// USB keyboards send, chords (Ctrl+S, Ctrl+Shift+T, Alt+Tab, Super+Return, the
+/// sequence Ctrl+X Ctrl+S), held keys with kernel autorepeat, and Alt+Shift
+/// layout switches. Same seed, same file.
+struct RecordingGenerator {
+    static let words = ["the", "of", "and", "to", "in", "is", "you", "that", "it", "he", "was", "for", "on", "are", "as",
+                        "with", "his", "they", "at", "be", "this", "have", "from", "or", "one", "had", "by", "word", "but",
+                        "not", "what", "all", "were", "we", "when", "your", "can", "said", "there", "use", "an", "each",
+                        "which", "she", "do", "how", "their", "if", "will", "up", "other", "about", "out", "many", "then",
+                        "them", "these", "so", "some", "her", "would", "make", "like", "him", "into", "time", "has", "look",
+                        "keyboard", "layout", "command", "shortcut", "replay", "device", "quickly", "zebra", "jump", "2026"]
+
+    var random: SeededRandom
+    var time: Int64 = 1_000_000
+    var events: [InputEvent] = []
+    let output: any TextOutput
+    var writer: EvemuWriter
+    var written = 0
+
+    init(seed: UInt64, output: any TextOutput) {
+        random = SeededRandom(state: seed)
+        self.output = output
+        writer = EvemuWriter(output: output)
+    }
+
+    static func code(_ name: String) -> UInt16 { EventCodeNames.keyCode(named: name)! }
+
+    mutating func emit(_ code: UInt16, _ value: Int32) {
+        let t = EventTime(microseconds: time)
+        writer.write(InputEvent(time: t, type: EventType.msc, code: 4, value: 0x70000 + Int32(code)))
+        writer.write(InputEvent(time: t, type: EventType.key, code: code, value: value))
+        writer.write(InputEvent(time: t, type: EventType.syn, code: SynCode.report, value: 0))
+        written += 3
+    }
+
+    mutating func wait(_ ms: ClosedRange<Int>) { time += Int64(random.int(ms)) * 1000 }
+
+    mutating func tap(_ code: UInt16, hold: ClosedRange<Int> = 40...110) {
+        emit(code, 1)
+        wait(hold)
+        emit(code, 0)
+    }
+
+    mutating func chord(_ mods: [String], _ key: String) {
+        for m in mods { emit(Self.code(m), 1); wait(20...60) }
+        tap(Self.code(key))
+        wait(10...40)
+        for m in mods.reversed() { emit(Self.code(m), 0); wait(5...30) }
+    }
+
+    static func keyFor(_ ch: Character) -> (String, Bool)? {
+        if let a = ch.asciiValue {
+            switch a {
+            case 97...122: return ("KEY_" + String(ch).uppercased(), false)
+            case 65...90: return ("KEY_" + String(ch), true)
+            case 48...57: return ("KEY_" + String(ch), false)
+            default: break
+            }
+        }
+        return nil
+    }
+
+    mutating func type(_ word: String) {
+        for ch in word {
+            guard let (key, shifted) = Self.keyFor(ch) else { continue }
+            if shifted { emit(Self.code("KEY_LEFTSHIFT"), 1); wait(15...40) }
+            let code = Self.code(key)
+            emit(code, 1)
+            if random.chance(0.15) {
+                // Rollover: the next key goes down before this one comes up.
+                wait(20...40)
+                emit(code, 0)
+            } else {
+                wait(50...110)
+                emit(code, 0)
+            }
+            if shifted { wait(5...20); emit(Self.code("KEY_LEFTSHIFT"), 0) }
+            wait(40...160)
+        }
+    }
+
+    mutating func hold(_ key: String) {
+        let code = Self.code(key)
+        emit(code, 1)
+        time += 250_000
+        for _ in 0..<random.int(5...25) {
+            let t = EventTime(microseconds: time)
+            writer.write(InputEvent(time: t, type: EventType.key, code: code, value: 2))
+            writer.write(InputEvent(time: t, type: EventType.syn, code: SynCode.report, value: 1))
+            written += 2
+            time += 33_000
+        }
+        emit(code, 0)
+    }
+
+    /// Writes the header and about `events` events.
+    mutating func generate(events target: Int) {
+        var d = DeviceDescription.genericKeyboard(name: "kbd-bench generated keyboard")
+        d.id = InputID(bustype: BusType.usb, vendor: 0x046d, product: 0xc31c, version: 0x0110)
+        writer.writeHeader(d, comments: ["generated by kbd-bench (seeded); typing, chords, repeats, layout switches"])
+        var wordCount = 0
+        while written < target {
+            var word = Self.words[random.int(0...(Self.words.count - 1))]
+            if random.chance(0.08) { word = word.prefix(1).uppercased() + word.dropFirst() }
+            type(word)
+            wordCount += 1
+            if random.chance(0.05) { tap(Self.code("KEY_BACKSPACE")) }
+            tap(Self.code(random.chance(0.1) ? "KEY_DOT" : "KEY_SPACE"))
+            if wordCount % 50 == 0 {
+                switch random.int(0...4) {
+                case 0: chord(["KEY_LEFTCTRL"], "KEY_S")
+                case 1: chord(["KEY_LEFTCTRL", "KEY_LEFTSHIFT"], "KEY_T")
+                case 2: chord(["KEY_LEFTALT"], "KEY_TAB")
+                case 3: chord(["KEY_LEFTMETA"], "KEY_ENTER")
+                default: chord(["KEY_LEFTCTRL"], "KEY_X"); wait(100...300); chord(["KEY_LEFTCTRL"], "KEY_S")
+                }
+            }
+            if wordCount % 200 == 0 { hold(random.chance(0.5) ? "KEY_BACKSPACE" : "KEY_RIGHT") }
+            if wordCount % 300 == 0 { chord(["KEY_LEFTALT"], "KEY_LEFTSHIFT") }  // grp:alt_shift_toggle
+        }
+    }
+}
