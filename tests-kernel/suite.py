@@ -241,6 +241,29 @@ wait 300ms
     record("record", i, checks, "recorded %d bytes" % (os.path.getsize(out_file) if os.path.exists(out_file) else 0))
 
 
+def t_idle(binary, files):
+    # Four real USB keyboards attached, nothing typed: resident memory and wake-ups.
+    keys = r"""
+waitfor /IDLE-DONE/ 60s
+"""
+    sh = ("%s & P=$!; while ! grep -q . /proc/$P/status 2>/dev/null; do sleep 0.1; done; sleep 3; "
+          "grep -E 'VmRSS|ctxt' /proc/$P/status | sed 's/^/BEFORE /'; sleep 5; "
+          "grep -E 'VmRSS|ctxt' /proc/$P/status | sed 's/^/AFTER /'; echo IDLE-DONE; wait") % daemon_cmd(binary)
+    i = run_vm("idle", keys, sh, files, extra=["--kbds", "4"])
+    out = i["out"]
+    def value(prefix, key):
+        m = re.search(r"^%s %s:\s+(\d+)" % (prefix, key), out, re.M)
+        return int(m.group(1)) if m else -1
+    before = value("BEFORE", "voluntary_ctxt_switches") + value("BEFORE", "nonvoluntary_ctxt_switches")
+    after = value("AFTER", "voluntary_ctxt_switches") + value("AFTER", "nonvoluntary_ctxt_switches")
+    rss = value("AFTER", "VmRSS")
+    record("idle", i, [
+        ("ready: 3 commands, 4 keyboards" in out, "the daemon did not open four keyboards"),
+        (before >= 0 and after >= 0, "could not read the daemon's /proc status"),
+        (after - before == 0, "the idle daemon woke up %d times in 5 s" % (after - before)),
+    ], "4 keyboards: VmRSS %d KiB, %d wake-ups in 5 s" % (rss, after - before))
+
+
 def t_latency(binary, files):
     n = 300
     keys = "waitfor /ready: 3 commands, 1 keyboards/ 30s\n" + "".join("chord KEY_LEFTCTRL+KEY_L 2ms\nwait 8ms\n" for _ in range(n)) + "wait 1s\n"
@@ -286,7 +309,7 @@ def main():
     open(bad, "w").write(BROKEN)
     files_bad, files_good = [bad], [cfg]
     files = [binary, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_record, t_latency]
+    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_record, t_idle, t_latency]
     for t in tests:
         if args.only and args.only not in t.__name__:
             continue
