@@ -113,7 +113,8 @@ def t_hotplug(binary, files):
     keys = r"""
 waitfor /WATCHING/ 30s
 plug kbd2
-waitfor /keyboard attached: \/dev\/input\/event1/ 3s
+# Picked up within a second of device_add (USB enumeration included).
+waitfor /keyboard attached: \/dev\/input\/event1/ 1s
 mark attached
 chord @kbd2 KEY_LEFTCTRL+KEY_C
 waitfor /MARKER-copy/ 5s
