@@ -443,6 +443,10 @@ public final class KeyboardDaemon {
     private func shutdown() {
         for id in open.keys.sorted() { closeDevice(id, reason: "daemon stopping") }
         control = nil
+        // Break the cycles callers' closures may form with the daemon (a signal handler holding it).
+        externals.removeAll()
+        observer = nil
+        dispatchObserver = nil
         logger.info("stopped")
     }
 }
