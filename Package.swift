@@ -64,6 +64,12 @@ let package = Package(
             dependencies: ["HardwareInput"],
             swiftSettings: strict
         ),
+        // Fuzz targets (scripts/fuzz builds them for libFuzzer); normally a corpus runner.
+        .executableTarget(
+            name: "kbd-fuzz",
+            dependencies: ["HardwareInput"],
+            swiftSettings: strict
+        ),
         // The C floor and oracle: libxkbcommon driven directly (see its header comment).
         .executableTarget(
             name: "xkb-reference",
