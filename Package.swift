@@ -77,7 +77,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "xkb-reference", "HardwareInput"],
+            dependencies: ["kbd-commandd", "xkb-reference", "kbd-fuzz", "HardwareInput"],
             swiftSettings: strict
         ),
     ],

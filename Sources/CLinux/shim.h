@@ -26,4 +26,8 @@ static inline int kbd_peer_credentials(int fd, struct kbd_peer *out) {
     if (r == 0) { out->pid = c.pid; out->uid = c.uid; out->gid = c.gid; }
     return r;
 }
+
+#include <sys/prctl.h>
+/* Not dumpable: no core dumps (which would hold typed keys) and no ptrace by the same uid. */
+static inline int kbd_disable_core_dumps(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 #endif

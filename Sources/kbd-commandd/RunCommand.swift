@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLinux
 import HardwareInput
 import Logging
 #if canImport(Glibc)
@@ -56,6 +57,8 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        // This process holds keystrokes in memory: no core dumps, no ptrace by the same user.
+        _ = kbd_disable_core_dumps()
         let environment = ProcessEnvironment.current()
         let journal = environment["JOURNAL_STREAM"] != nil
         let level = Logger.Level(rawValue: logLevel)!

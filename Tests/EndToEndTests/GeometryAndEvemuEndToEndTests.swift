@@ -90,3 +90,24 @@ struct EvemuCompatibilityTests {
         unlink(out)
     }
 }
+
+/// Every input a fuzzer crashed on (Tests/fuzz-regressions/TARGET/) runs through
+/// the same harness (the kbd-fuzz corpus runner) without crashing.
+@Suite(.serialized)
+struct FuzzRegressionTests {
+    @Test(arguments: ["evemu", "toml", "chord", "scenario", "control"])
+    func crashInputsNoLongerCrash(_ target: String) {
+        let dir = Paths.root + "/Tests/fuzz-regressions/" + target
+        guard let d = opendir(dir) else { return }
+        var files: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix(".") { files.append(dir + "/" + name) }
+        }
+        closedir(d)
+        guard !files.isEmpty else { return }
+        let r = runTool([target] + files, executable: Paths.builtProduct("kbd-fuzz"))
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        #expect(r.stdout.contains("\(files.count) inputs ran"))
+    }
+}

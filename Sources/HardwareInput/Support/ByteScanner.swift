@@ -71,7 +71,10 @@ struct ByteScanner {
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
             digits += 1
             if digits > limit { return (nil, digits) }
-            value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(Int64(bytes[index] - UInt8(ascii: "0")))
+            if o1 || o2 { return (nil, digits) }
+            value = sum
             index += 1
         }
         return (value, digits)

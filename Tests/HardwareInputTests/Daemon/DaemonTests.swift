@@ -304,3 +304,36 @@ struct DaemonTests {
         #expect(h.commandIDs == ["letter-q"] || h.commandIDs.isEmpty)
     }
 }
+
+@Suite(.serialized)
+struct ReloadUnderLoadTests {
+    /// Reloads (good and bad) between events of a continuous stream: every chord is
+    /// routed by a whole table, old or new, never half of one, and no event is lost.
+    @Test func reloadsInterleavedWithAStreamOfChords() throws {
+        let h = try DaemonHarness(config: "[[command]]\nid = \"a\"\nkeys = \"Ctrl+S\"\n")
+        let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        var expected: [String] = []
+        var current = "a"
+        for i in 0..<200 {
+            // Queue a chord, then reload before the loop reads it: the chord sees the table of its dispatch time.
+            h.clock.advance(ms: 10)
+            kbd.keys([("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)], at: h.clock.now)
+            switch i % 3 {
+            case 0:
+                current = "b\(i)"
+                try DaemonHarness.write("[[command]]\nid = \"\(current)\"\nkeys = \"Ctrl+S\"\n[[command]]\nid = \"x\"\nkeys = \"Ctrl+X Ctrl+S\"\n", to: h.configPath)
+                #expect(h.daemon.reload())
+            case 1:
+                try DaemonHarness.write("[[command]]\nid = \"broken\"\nkeys = \"Ctrl+S\"\n[[command]]\nid = \"broken\"\nkeys = \"Ctrl+T\"\n", to: h.configPath)
+                #expect(!h.daemon.reload())
+            default:
+                break
+            }
+            expected.append(current)
+            h.pump(1)
+        }
+        #expect(h.commandIDs == expected)
+        #expect(!h.commandIDs.contains("broken"))
+    }
+}

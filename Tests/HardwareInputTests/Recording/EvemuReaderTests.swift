@@ -69,6 +69,9 @@ struct EvemuReaderTests {
         ("E: 1 0001 001e 1\n", "t.evemu:1: expected 'E: <seconds>.<microseconds> <type> <code> <value>' (type and code in hex): missing '.' between seconds and microseconds"),
         ("E: 1.000000 0001 001e 1 junk\n", "t.evemu:1: expected 'E: <seconds>.<microseconds> <type> <code> <value>' (type and code in hex): unexpected text after the value"),
         ("E: 1.000000 0001 001e 99999999999\n", "t.evemu:1: expected 'E: <seconds>.<microseconds> <type> <code> <value>' (type and code in hex): bad value"),
+        // Found by the evemu fuzzer: 19 digits overflowed Int64 and trapped.
+        ("E: 1.000000 0001 001e 9999999999999999999\n", "t.evemu:1: expected 'E: <seconds>.<microseconds> <type> <code> <value>' (type and code in hex): bad value"),
+        ("N: X\nI: 0003 0001 0001 0001\nA: 00 9999999999999999999 1 0 0 0\n", "t.evemu:3: expected decimal minimum, maximum, fuzz, flat and resolution after the 'A:' axis code"),
         ("E: 2.000000 0001 001e 1\nE: 1.000000 0001 001e 0\n", "t.evemu:2: time 1.000000 is earlier than the previous event's 2.000000; expected events in time order"),
         ("E: 2.000000 0001 001e 1\nN: late\n", "t.evemu:2: 'N:' after the first event; a device description must come before the events"),
         ("I: 0003 0001 0001 0001\n", "t.evemu:1: 'I:' before 'N:'; expected the device name first"),
