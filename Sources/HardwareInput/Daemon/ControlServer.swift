@@ -31,8 +31,11 @@ final class ControlServer {
     let maxQueuedBytes: Int
     private(set) var clients: [Int32: Client] = [:]
     private var nextID = 1
-    /// Which peers may connect: by default root, our own uid, or our group.
-    var authorize: (_ uid: UInt32, _ gid: UInt32) -> Bool = { uid, gid in uid == 0 || uid == geteuid() || gid == getegid() }
+    /// Which peers may connect: by default root, our own uid, or a member of our
+    /// group (primary or supplementary, read from /proc/PID/status of the peer).
+    var authorize: (_ uid: UInt32, _ gid: UInt32, _ pid: Int32) -> Bool = { uid, gid, pid in
+        uid == 0 || uid == geteuid() || gid == getegid() || peerGroups(pid).contains(getegid())
+    }
 
     /// Binds `path` (replacing a stale socket) with mode `mode`.
     /// The corresponding C functions are `socket`, `bind`, `chmod` and `listen`.
@@ -84,7 +87,7 @@ final class ControlServer {
             let fd = kbd_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
             if fd < 0 { break }
             var cred = kbd_peer()
-            guard kbd_peer_credentials(fd, &cred) == 0, authorize(cred.uid, cred.gid) else {
+            guard kbd_peer_credentials(fd, &cred) == 0, authorize(cred.uid, cred.gid, cred.pid) else {
                 logger.warning("control: refused a client (uid \(cred.uid), gid \(cred.gid), pid \(cred.pid)): not authorised")
                 close(fd)
                 continue
@@ -154,4 +157,13 @@ final class ControlServer {
         clients[client.fd] = nil
         close(client.fd)
     }
+}
+
+/// The supplementary groups of a process (`Groups:` in /proc/PID/status); empty if unreadable.
+func peerGroups(_ pid: Int32) -> [UInt32] {
+    guard let bytes = try? readWholeFile(path: "/proc/\(pid)/status", limit: 1 << 16) else { return [] }
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Groups:") {
+        return line.dropFirst(7).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) }
+    }
+    return []
 }

@@ -145,8 +145,8 @@ public final class KeyboardDaemon {
 
     public func requestStop() { stopRequested = true }
 
-    /// Replaces the control socket's peer check (default: root, our uid, or our group).
-    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32) -> Bool) {
+    /// Replaces the control socket's peer check (default: root, our uid, or a member of our group).
+    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32, _ pid: Int32) -> Bool) {
         control?.authorize = check
     }
 

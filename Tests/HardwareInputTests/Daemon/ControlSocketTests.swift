@@ -188,11 +188,24 @@ struct ControlSocketTests {
     @Test func unauthorisedPeersAreRefused() throws {
         // Root, our uid or our group may connect; simulate a stranger by tightening the check.
         let h = try DaemonHarness()
-        h.daemon.setPeerAuthorization { _, _ in false }
+        h.daemon.setPeerAuthorization { _, _, _ in false }
         let c = try SocketClient(path: h.socketPath)
         h.pump()
         #expect(c.receive().closed)
         #expect(h.logs.all.contains { $0.contains("refused a client") && $0.contains("not authorised") })
+    }
+
+    @Test func thePeerCheckSeesTheClientsPidAndGroups() throws {
+        let h = try DaemonHarness()
+        var seen: (UInt32, UInt32, Int32)?
+        h.daemon.setPeerAuthorization { uid, gid, pid in
+            seen = (uid, gid, pid)
+            return true
+        }
+        let c = try SocketClient(path: h.socketPath)
+        #expect(exchange(h, c, #"{"request":"ping"}"#) == [#"{"reply":"ping","ok":true}"#])
+        #expect(seen?.0 == geteuid())
+        #expect(seen?.2 == getpid())
     }
 
     @Test func theSocketIsGroupOnly() throws {
