@@ -1,19 +1,5 @@
 import HardwareInput
 
-/// SplitMix64: a small seeded generator, so generated recordings are reproducible.
-struct SeededRandom {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-    mutating func chance(_ p: Double) -> Bool { Double(next() % 1_000_000) < p * 1_000_000 }
-}
-
 /// Writes realistic keyboard sessions in evemu format: typing English words with
 /// rollover and Shift for capitals, Backspace, MSC_SCAN before every key event as
 /// USB keyboards send, chords (Ctrl+S, Ctrl+Shift+T, Alt+Tab, Super+Return, the
@@ -35,7 +21,7 @@ struct RecordingGenerator {
     var written = 0
 
     init(seed: UInt64, output: any TextOutput) {
-        random = SeededRandom(state: seed)
+        random = SeededRandom(seed: seed)
         self.output = output
         writer = EvemuWriter(output: output)
     }

@@ -11,18 +11,6 @@ import Testing
 /// - no pending sequence outlives its timeout;
 /// - every event fed is processed or counted as dropped.
 struct StuckKeyPropertyTests {
-    struct Rng {
-        var s: UInt64
-        mutating func next() -> UInt64 {
-            s &+= 0x9E37_79B9_7F4A_7C15
-            var z = s
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     /// Keys the generator uses: modifiers (incl. AltGr and a group switch), letters, digits, F-keys, Caps Lock.
     static let codes: [UInt16] = ["LEFTCTRL", "RIGHTCTRL", "LEFTSHIFT", "RIGHTSHIFT", "LEFTALT", "RIGHTALT", "LEFTMETA",
                                   "CAPSLOCK", "A", "S", "C", "X", "Z", "1", "F4", "ENTER", "TAB", "SPACE"]
@@ -56,7 +44,7 @@ struct StuckKeyPropertyTests {
         let table = try ConfigLoader.parse(Self.config, path: "p.toml").table
         var totalEvents = 0
         for seed in 0..<300 as Range<UInt64> {
-            var rng = Rng(s: seed &* 7919 &+ 1)
+            var rng = SeededRandom(seed: seed &* 7919 &+ 1)
             let pipeline = try Pipeline(keymap: keymap, table: table, options: .init(presenceDebounceMilliseconds: 50))
             var out: [PipelineEvent] = []
             var time = EventTime(seconds: 10, microseconds: 0)
