@@ -19,6 +19,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kbd-commandd", targets: ["kbd-commandd"]),
+        .executable(name: "kbd-commandd-daemon", targets: ["kbd-commandd-daemon"]),
         .library(name: "HardwareInput", targets: ["HardwareInput"]),
     ],
     dependencies: [
@@ -42,10 +43,25 @@ let package = Package(
             dependencies: ["CEvdev", "CXkb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: hotPath
         ),
+        // The service process: options, logging, sd_notify, signals (no argument parser, no Foundation).
+        .target(
+            name: "KbdService",
+            dependencies: ["HardwareInput", "CLinux", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // `kbd-commandd run` executes this: the small resident service. Release builds link the
+        // Swift standard library statically (less resident memory than the shared libraries, see BENCHMARKS.md).
+        .executableTarget(
+            name: "kbd-commandd-daemon",
+            dependencies: ["KbdService"],
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+        ),
         .executableTarget(
             name: "kbd-commandd",
             dependencies: [
                 "HardwareInput",
+                "KbdService",
                 "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "xkb-reference", "kbd-fuzz", "HardwareInput"],
+            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput"],
             swiftSettings: strict
         ),
     ],

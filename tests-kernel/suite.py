@@ -319,7 +319,12 @@ def main():
     bad = os.path.join(tmp, "bad.toml")
     open(bad, "w").write(BROKEN)
     files_bad, files_good = [bad], [cfg]
-    files = [binary, "%s:/tmp/c.toml" % cfg]
+    service = os.path.join(os.path.dirname(binary), "kbd-commandd-daemon")  # what `run` executes
+    if not os.access(service, os.X_OK):
+        print("no service binary at %s: build it first (swift build)" % service)
+        print("0 passed, 1 failed")
+        return 1
+    files = [binary, service, "%s:/tmp/c.toml" % cfg]
     tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_record, t_idle, t_latency]
     for t in tests:
         if args.only and args.only not in t.__name__:

@@ -95,8 +95,9 @@ struct Bench {
         return (t, peak, (status >> 8) & 0xff)
     }
 
-    static func procStatus(_ pid: pid_t, _ key: String) -> Int {
-        guard let f = fopen("/proc/\(pid)/status", "r") else { return -1 }
+    /// A `key: N kB` field of /proc/PID/status (or of another file under /proc/PID with `file`).
+    static func procStatus(_ pid: pid_t, _ key: String, file: String = "status") -> Int {
+        guard let f = fopen("/proc/\(pid)/\(file)", "r") else { return -1 }
         defer { fclose(f) }
         var line = [CChar](repeating: 0, count: 256)
         while fgets(&line, 256, f) != nil {
@@ -321,6 +322,8 @@ struct Bench {
         }
         usleep(300_000)
         let rss = procStatus(pid, "VmRSS")
+        let pss = procStatus(pid, "Pss", file: "smaps_rollup")
+        let dirty = procStatus(pid, "Private_Dirty", file: "smaps_rollup")
         let switches0 = procStatus(pid, "voluntary_ctxt_switches") + procStatus(pid, "nonvoluntary_ctxt_switches")
         sleep(5)
         let switches1 = procStatus(pid, "voluntary_ctxt_switches") + procStatus(pid, "nonvoluntary_ctxt_switches")
@@ -329,6 +332,7 @@ struct Bench {
         waitpid(pid, &status, 0)
         cargs.forEach { free($0) }
         row("4. daemon idle resident memory, no device", "\(rss) KiB", "≤ 8 MB (4 kbds)", "/proc/PID/status VmRSS after ready")
+        row("   of which proportional (PSS) / private dirty", "\(pss) / \(dirty) KiB", "", "/proc/PID/smaps_rollup")
         row("   wake-ups per second while idle", fmt(Double(switches1 - switches0) / 5, 2), "0", "context switches over 5 s")
         row("5. start-up to ready", "\(fmt(ready * 1000)) ms", "", "spawn to the 'ready' log line")
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HardwareInput
+import KbdService
 
 /// `--layout`, `--variant`, `--options`, `--model`, `--rules`: override the config's `[keymap]`.
 struct KeymapOptions: ParsableArguments {
@@ -24,9 +25,7 @@ struct KeymapOptions: ParsableArguments {
 
     /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
     func keymap(config: Config, environment: [String: String]) throws -> XkbKeymap {
-        let resolved = KeymapNames.resolve(commandLine: names, config: config.keymap, environment: environment)
-        let context = try XkbContext()
-        return try XkbKeymap(context: context, names: resolved)
+        try compileKeymap(commandLine: names, config: config, environment: environment)
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HardwareInput
+import KbdService
 
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLinux
 import HardwareInput
+import KbdService
 #if canImport(Glibc)
 import Glibc
 #endif

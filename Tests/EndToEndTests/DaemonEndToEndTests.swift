@@ -146,16 +146,20 @@ struct InstallEndToEndTests {
         let env = ["DESTDIR": dest, "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"]
         let install = runTool([Paths.root + "/scripts/install", "--binary", Paths.executable], environment: env, executable: "/bin/bash")
         #expect(install.status == 0, "\(install.stderr)")
-        for file in ["/usr/bin/kbd-commandd", "/etc/kbd-commandd/config.toml", "/usr/lib/udev/rules.d/70-kbd-commandd.rules",
+        for file in ["/usr/bin/kbd-commandd", "/usr/bin/kbd-commandd-daemon", "/etc/kbd-commandd/config.toml", "/usr/lib/udev/rules.d/70-kbd-commandd.rules",
                      "/usr/lib/systemd/system/kbd-commandd.service", "/usr/share/doc/kbd-commandd/README.md"] {
             #expect(access(dest + file, F_OK) == 0, "missing \(file)")
         }
         // The installed binary accepts the installed config.
         let check = runTool(["check", "--config", dest + "/etc/kbd-commandd/config.toml"], executable: dest + "/usr/bin/kbd-commandd")
         #expect(check.status == 0)
+        // The installed `run` executes the installed service beside it.
+        let help = runTool(["run", "--help"], executable: dest + "/usr/bin/kbd-commandd")
+        #expect(help.status == 0 && help.stdout.contains("OPTIONS:"))
         let uninstall = runTool([Paths.root + "/scripts/install", "--uninstall"], environment: env, executable: "/bin/bash")
         #expect(uninstall.status == 0)
         #expect(access(dest + "/usr/bin/kbd-commandd", F_OK) != 0)
+        #expect(access(dest + "/usr/bin/kbd-commandd-daemon", F_OK) != 0)
         #expect(access(dest + "/etc/kbd-commandd/config.toml", F_OK) == 0)  // config kept unless --purge
         _ = runTool(["-rf", dest], environment: [:], executable: "/bin/rm")
     }

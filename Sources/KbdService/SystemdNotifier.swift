@@ -5,14 +5,14 @@ import Glibc
 
 /// The sd_notify protocol without libsystemd: one datagram to `$NOTIFY_SOCKET`
 /// (a path, or an abstract name written with a leading `@`).
-struct SystemdNotifier {
-    let socketPath: String?
+public struct SystemdNotifier: Sendable {
+    public let socketPath: String?
 
-    init(environment: [String: String]) {
+    public init(environment: [String: String]) {
         socketPath = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    func notify(_ state: String) {
+    public func notify(_ state: String) {
         guard let socketPath else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
@@ -34,7 +34,7 @@ struct SystemdNotifier {
 
 /// Blocks `signals` for the process and returns a signalfd that reports them.
 /// The corresponding C functions are `pthread_sigmask` and `signalfd`.
-func makeSignalDescriptor(_ signals: [Int32]) -> Int32 {
+public func makeSignalDescriptor(_ signals: [Int32]) -> Int32 {
     var set = sigset_t()
     sigemptyset(&set)
     for s in signals { sigaddset(&set, s) }
@@ -43,7 +43,7 @@ func makeSignalDescriptor(_ signals: [Int32]) -> Int32 {
 }
 
 /// Reads every pending signal number from a signalfd.
-func readSignals(_ fd: Int32) -> [Int32] {
+public func readSignals(_ fd: Int32) -> [Int32] {
     var out: [Int32] = []
     var info = signalfd_siginfo()
     while read(fd, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {

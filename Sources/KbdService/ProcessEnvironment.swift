@@ -4,8 +4,8 @@ import Glibc
 
 /// The process environment as a dictionary, read once at start-up and passed
 /// down: library code never reads the environment itself.
-enum ProcessEnvironment {
-    static func current() -> [String: String] {
+public enum ProcessEnvironment {
+    public static func current() -> [String: String] {
         var out: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {

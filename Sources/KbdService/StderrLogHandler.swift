@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,22 +7,22 @@ import Glibc
 /// systemd ($JOURNAL_STREAM set), `LEVEL message` on a terminal. Nothing here ever
 /// receives typed text: the daemon logs device events, chords with Ctrl/Alt/Super,
 /// commands and errors only.
-struct StderrLogHandler: LogHandler {
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
+public struct StderrLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
     let journal: Bool
 
-    init(level: Logger.Level, journal: Bool) {
+    public init(level: Logger.Level, journal: Bool) {
         self.logLevel = level
         self.journal = journal
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         var line: String
         if journal {
             let priority: Int

@@ -1,0 +1,142 @@
+public import HardwareInput
+
+/// The options of the service (`kbd-commandd run …`, which executes
+/// `kbd-commandd-daemon …`). Parsed by hand: the service binary links neither
+/// swift-argument-parser nor Foundation, which keeps its idle memory small
+/// (see BENCHMARKS.md).
+public struct ServiceOptions: Equatable, Sendable {
+    public var config: String = ""
+    public var keymap = KeymapNames()
+    public var socket: String?
+    public var noSocket = false
+    public var allowKeyEvents = false
+    public var inputDir = "/dev/input"
+    public var maxChildren = 8
+    public var logLevel = "info"
+    public var reportLatency = false
+
+    public init() {}
+
+    /// What the command line asked for.
+    public enum Parsed: Equatable, Sendable {
+        case run(ServiceOptions)
+        case help
+        case version
+    }
+
+    public static let version = "0.1.0"
+
+    public static let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    /// Parses the arguments after the program name. Accepts `--name value` and
+    /// `--name=value`; throws a `CLIFailure` with exit code 64 naming the argument.
+    public static func parse(_ arguments: [String]) throws(CLIFailure) -> Parsed {
+        var options = ServiceOptions()
+        var sawConfig = false
+        var index = 0
+        func usage(_ message: String) -> CLIFailure {
+            CLIFailure(message: message, code: ExitStatus.usage)
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
+                name = String(argument[..<eq])
+                inlineValue = String(argument[argument.index(after: eq)...])
+            }
+            func value() throws(CLIFailure) -> String {
+                if let inlineValue { return inlineValue }
+                guard index < arguments.count else { throw usage("Missing value for '\(name) <\(valueName(name))>'") }
+                index += 1
+                return arguments[index - 1]
+            }
+            func noValue() throws(CLIFailure) {
+                if inlineValue != nil { throw usage("'\(name)' takes no value") }
+            }
+            switch name {
+            case "-h", "--help": return .help
+            case "--version": return .version
+            case "-c", "--config": options.config = try value(); sawConfig = true
+            case "--layout": options.keymap.layout = try value()
+            case "--variant": options.keymap.variant = try value()
+            case "--options": options.keymap.options = try value()
+            case "--model": options.keymap.model = try value()
+            case "--rules": options.keymap.rules = try value()
+            case "--socket": options.socket = try value()
+            case "--no-socket": try noValue(); options.noSocket = true
+            case "--allow-key-events": try noValue(); options.allowKeyEvents = true
+            case "--input-dir": options.inputDir = try value()
+            case "--report-latency": try noValue(); options.reportLatency = true
+            case "--max-children":
+                let text = try value()
+                guard let n = Int(text), n >= 1 else { throw usage("--max-children must be a whole number of at least 1, not '\(text)'") }
+                options.maxChildren = n
+            case "--log-level":
+                let text = try value()
+                guard levels.contains(text) else { throw usage("--log-level must be one of \(levels.joined(separator: ", ")), not '\(text)'") }
+                options.logLevel = text
+            default:
+                throw usage(argument.hasPrefix("-") ? "Unknown option '\(name)'" : "Unexpected argument '\(argument)'")
+            }
+        }
+        guard sawConfig else { throw usage("Missing expected argument '--config <file>'") }
+        return .run(options)
+    }
+
+    private static func valueName(_ option: String) -> String {
+        switch option {
+        case "-c", "--config": return "file"
+        case "--socket": return "path"
+        case "--input-dir": return "dir"
+        case "--max-children": return "n"
+        case "--log-level": return "level"
+        default: return String(option.dropFirst(2))
+        }
+    }
+
+    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--input-dir <dir>] [--max-children <n>] [--log-level <level>] [--report-latency]"
+
+    public static let help = """
+        OVERVIEW: Run the service: watch every keyboard, run commands, serve the control socket.
+
+        Starts with or without keyboards (none is the normal state of a tablet; a missing
+        input directory is waited for). Keyboards plugged in later are picked up through
+        inotify. SIGHUP reloads the config (a bad one is logged and the old one kept);
+        SIGTERM stops. Under systemd it sends READY=1, RELOADING=1 and STOPPING=1.
+
+        The control socket (JSON Lines) defaults to /run/kbd-commandd/socket as root, else
+        $XDG_RUNTIME_DIR/kbd-commandd.socket. Logged: device events, commands, chords with
+        Ctrl, Alt or Super. Never typed text.
+
+        The service is the small binary kbd-commandd-daemon (installed beside kbd-commandd,
+        which runs it for 'kbd-commandd run'); it takes the same options.
+
+        Example:
+          kbd-commandd run --config /etc/kbd-commandd/config.toml
+
+        USAGE: \(synopsis)
+
+        OPTIONS:
+          -c, --config <file>     The command table (TOML).
+          --layout <layout>       XKB layout(s), e.g. 'de' or 'us,ru'. Overrides the config's [keymap].
+          --variant <variant>     XKB variant(s), e.g. 'nodeadkeys'.
+          --options <options>     XKB options, e.g. 'grp:alt_shift_toggle'.
+          --model <model>         XKB model, e.g. 'pc105'.
+          --rules <rules>         XKB rules (default evdev).
+          --socket <path>         Control socket path.
+          --no-socket             Do not open a control socket.
+          --allow-key-events      Allow control clients to subscribe to key events (they carry typed text).
+          --input-dir <dir>       Where device nodes are. (default: /dev/input)
+          --max-children <n>      At most this many commands run at once. (default: 8)
+          --log-level <level>     trace, debug, info, notice, warning, error or critical. (default: info)
+          --report-latency        Print the kernel-to-dispatch latency of each command (for measurements).
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        Exit codes: 0 stopped by SIGTERM/SIGINT; 64 usage error; 66 the config cannot be
+        opened; 78 bad config or keymap (file:line); 1 any other failure to start.
+
+        """
+}

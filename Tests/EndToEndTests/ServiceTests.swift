@@ -1,0 +1,104 @@
+import HardwareInput
+import KbdService
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The service's own option parser (kbd-commandd-daemon links no argument parser).
+struct ServiceOptionsTests {
+    @Test func everyOptionInBothSpellings() throws {
+        let parsed = try ServiceOptions.parse([
+            "-c", "/etc/k.toml", "--layout=de", "--variant", "nodeadkeys", "--options", "grp:alt_shift_toggle",
+            "--model=pc105", "--rules", "evdev", "--socket=/tmp/s", "--allow-key-events", "--input-dir", "/tmp/in",
+            "--max-children=3", "--log-level", "debug", "--report-latency",
+        ])
+        var expected = ServiceOptions()
+        expected.config = "/etc/k.toml"
+        expected.keymap = KeymapNames(rules: "evdev", model: "pc105", layout: "de", variant: "nodeadkeys", options: "grp:alt_shift_toggle")
+        expected.socket = "/tmp/s"
+        expected.allowKeyEvents = true
+        expected.inputDir = "/tmp/in"
+        expected.maxChildren = 3
+        expected.logLevel = "debug"
+        expected.reportLatency = true
+        #expect(parsed == .run(expected))
+    }
+
+    @Test func defaults() throws {
+        guard case .run(let o) = try ServiceOptions.parse(["--config", "a.toml"]) else { Issue.record("not a run"); return }
+        #expect(o.config == "a.toml" && o.inputDir == "/dev/input" && o.maxChildren == 8 && o.logLevel == "info")
+        #expect(o.socket == nil && !o.noSocket && !o.allowKeyEvents && !o.reportLatency && o.keymap == KeymapNames())
+    }
+
+    @Test(arguments: [
+        (["--help"], ServiceOptions.Parsed.help), (["-c", "x", "-h"], .help), (["--version"], .version),
+    ])
+    func helpAndVersion(arguments: [String], expected: ServiceOptions.Parsed) throws {
+        #expect(try ServiceOptions.parse(arguments) == expected)
+    }
+
+    @Test(arguments: [
+        ([], "Missing expected argument '--config <file>'"),
+        (["--config"], "Missing value for '--config <file>'"),
+        (["-c", "a", "--bogus"], "Unknown option '--bogus'"),
+        (["-c", "a", "extra"], "Unexpected argument 'extra'"),
+        (["-c", "a", "--no-socket=yes"], "'--no-socket' takes no value"),
+        (["-c", "a", "--max-children", "0"], "--max-children must be a whole number of at least 1, not '0'"),
+        (["-c", "a", "--max-children=many"], "--max-children must be a whole number of at least 1, not 'many'"),
+        (["-c", "a", "--log-level", "loud"], "--log-level must be one of trace, debug, info, notice, warning, error, critical, not 'loud'"),
+        (["-c", "a", "--socket"], "Missing value for '--socket <path>'"),
+    ])
+    func usageErrors(arguments: [String], message: String) {
+        #expect(throws: CLIFailure(message: message, code: ExitStatus.usage)) { try ServiceOptions.parse(arguments) }
+    }
+
+    @Test func everyOptionIsInTheHelp() {
+        for option in ["--config", "--layout", "--variant", "--options", "--model", "--rules", "--socket", "--no-socket",
+                       "--allow-key-events", "--input-dir", "--max-children", "--log-level", "--report-latency"] {
+            #expect(ServiceOptions.help.contains("  \(option) ") || ServiceOptions.help.contains(", \(option) "), "\(option)")
+            #expect(ServiceOptions.synopsis.contains(option), "\(option)")
+        }
+    }
+}
+
+/// `kbd-commandd run` executes kbd-commandd-daemon in its own process.
+@Suite(.serialized)
+struct RunExecutesTheServiceTests {
+    @Test func runHelpIsTheServiceHelp() {
+        let r = runTool(["run", "--help"])
+        #expect(r.status == 0)
+        #expect(r.stdout == ServiceOptions.help)
+        let direct = runTool(["--help"], executable: Paths.builtProduct("kbd-commandd-daemon"))
+        #expect(direct.status == 0 && direct.stdout == ServiceOptions.help)
+    }
+
+    @Test func usageErrorsExit64WithTheUsage() {
+        let r = runTool(["run", "--config", "x.toml", "--max-children", "0"])
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("Error: --max-children must be a whole number of at least 1, not '0'\nUsage: kbd-commandd run --config <file>"))
+        let missing = runTool(["run"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.hasPrefix("Error: Missing expected argument '--config <file>'\n"))
+    }
+
+    @Test func theRunningServiceIsTheDaemonBinaryInTheSameProcess() throws {
+        let config = "/tmp/kbd-e2e-exec.toml"
+        let f = fopen(config, "w")
+        fputs("[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n", f)
+        fclose(f)
+        defer { unlink(config) }
+        let daemon = RunningTool(["run", "--config", config, "--no-socket", "--input-dir", "/nonexistent"])
+        #expect(daemon.waitFor("ready: 1 commands, 0 keyboards"))
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/\(daemon.pid)/exe", &buffer, 4095)
+        let exe = n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        #expect(exe.hasSuffix("/kbd-commandd-daemon"))
+        // The service links no argument parser and no Foundation.
+        let maps = (try? readWholeFile(path: "/proc/\(daemon.pid)/maps", limit: 1 << 22)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        #expect(!maps.isEmpty)
+        #expect(!maps.contains("libFoundation"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+}
