@@ -14,6 +14,14 @@ let hotPath: [SwiftSetting] = strict + [
     .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
 ]
 
+/// The release link of the service binary (lld ships with the Swift toolchain).
+let serviceLinkFlags = [
+    "-static-stdlib", "-use-ld=lld",
+    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/kbd-commandd-daemon/functions.order",
+    "-Xlinker", "--no-warn-symbol-ordering",
+]
+
 let package = Package(
     name: "kbd-commandd",
     platforms: [.macOS(.v15)],
@@ -50,12 +58,15 @@ let package = Package(
             swiftSettings: strict
         ),
         // `kbd-commandd run` executes this: the small resident service. Release builds link the
-        // Swift standard library statically (less resident memory than the shared libraries, see BENCHMARKS.md).
+        // Swift standard library statically, pack relative relocations (DT_RELR) and place the
+        // functions the service runs next to each other (scripts/order-functions): each saves
+        // resident memory, see BENCHMARKS.md.
         .executableTarget(
             name: "kbd-commandd-daemon",
             dependencies: ["KbdService"],
+            exclude: ["functions.order"],
             swiftSettings: strict,
-            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+            linkerSettings: [.unsafeFlags(serviceLinkFlags, .when(configuration: .release))]
         ),
         .executableTarget(
             name: "kbd-commandd",
