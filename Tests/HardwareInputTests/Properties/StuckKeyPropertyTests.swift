@@ -43,7 +43,7 @@ struct StuckKeyPropertyTests {
         let keymap = try Keymaps.make(layout, options: options)
         let table = try ConfigLoader.parse(Self.config, path: "p.toml").table
         var totalEvents = 0
-        for seed in 0..<300 as Range<UInt64> {
+        for seed in 0..<1_000 as Range<UInt64> {  // 3 layouts × 1,000 seeds × 60 steps per run
             var rng = SeededRandom(seed: seed &* 7919 &+ 1)
             let pipeline = try Pipeline(keymap: keymap, table: table, options: .init(presenceDebounceMilliseconds: 50))
             var out: [PipelineEvent] = []
