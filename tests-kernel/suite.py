@@ -7,7 +7,10 @@ Every scenario runs the daemon as uid 1000 in group `input` (udev gives event
 nodes root:input 0660), never as root. Ends with 'N passed, N failed'; exit
 status 1 if anything failed or the harness could not start a guest.
 
-usage: tests-kernel/suite.py [--binary PATH] [--only NAME] [--keep]
+usage: tests-kernel/suite.py [--binary PATH] [--service PATH] [--only NAME] [--keep]
+  --binary   the kbd-commandd to test (default .build/debug/kbd-commandd)
+  --service  the kbd-commandd-daemon its `run` executes (default: the one beside
+             --binary); scripts/test passes the release build, what users install
 Environment: KBDVM_DIR (default ../shared/kbdvm next to the project).
 """
 import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
@@ -294,6 +297,7 @@ def main():
     global files_bad, files_good
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "kbd-commandd"))
+    ap.add_argument("--service", help="kbd-commandd-daemon to run (default: beside --binary)")
     ap.add_argument("--only")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
@@ -319,11 +323,19 @@ def main():
     bad = os.path.join(tmp, "bad.toml")
     open(bad, "w").write(BROKEN)
     files_bad, files_good = [bad], [cfg]
-    service = os.path.join(os.path.dirname(binary), "kbd-commandd-daemon")  # what `run` executes
+    service = os.path.abspath(args.service or os.path.join(os.path.dirname(binary), "kbd-commandd-daemon"))
     if not os.access(service, os.X_OK):
         print("no service binary at %s: build it first (swift build)" % service)
         print("0 passed, 1 failed")
         return 1
+    if os.path.dirname(service) != os.path.dirname(binary):
+        # `run` executes the kbd-commandd-daemon beside it: stage the pair together.
+        staged = os.path.join(tmp, "bin")
+        os.makedirs(staged)
+        shutil.copy2(binary, os.path.join(staged, "kbd-commandd"))
+        shutil.copy2(service, os.path.join(staged, "kbd-commandd-daemon"))
+        binary, service = os.path.join(staged, "kbd-commandd"), os.path.join(staged, "kbd-commandd-daemon")
+    print("testing %s with the service %s" % (os.path.abspath(args.binary), os.path.abspath(args.service or service)), flush=True)
     files = [binary, service, "%s:/tmp/c.toml" % cfg]
     tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_record, t_idle, t_latency]
     for t in tests:
