@@ -24,6 +24,7 @@ public struct ServiceOptions: Equatable, Sendable {
         case version
     }
 
+    /// The version of kbd-commandd and of its service.
     public static let version = "0.1.0"
 
     public static let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KbdService
 
 @main
 struct KbdCommandd: ParsableCommand {
@@ -21,7 +22,7 @@ struct KbdCommandd: ParsableCommand {
             65 bad recording or scenario (file:line); 66 an input file cannot be opened; \
             78 bad config or keymap (file:line).
             """,
-        version: "0.1.0",
+        version: ServiceOptions.version,
         subcommands: [ReplayCommand.self, RunCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, GeometryCommand.self]
     )
 }
