@@ -104,7 +104,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput"],
+            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
     ],

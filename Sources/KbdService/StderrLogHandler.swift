@@ -1,3 +1,4 @@
+import HardwareInput
 public import Logging
 #if canImport(Glibc)
 import Glibc
@@ -11,10 +12,13 @@ public struct StderrLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     let journal: Bool
+    let fd: Int32
 
-    public init(level: Logger.Level, journal: Bool) {
+    /// Writes to `fd` (standard error unless a test passes a pipe).
+    public init(level: Logger.Level, journal: Bool, fd: Int32 = 2) {
         self.logLevel = level
         self.journal = journal
+        self.fd = fd
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -34,11 +38,12 @@ public struct StderrLogHandler: LogHandler {
             case .error: priority = 3
             case .critical: priority = 2
             }
-            line = "<\(priority)>\(event.message)"
+            line = "<\(priority)>"
         } else {
-            line = "\(event.level.rawValue.uppercased()) \(event.message)"
+            line = event.level.rawValue.uppercased() + " "
         }
-        line += "\n"
-        _ = line.withCString { write(2, $0, strlen($0)) }
+        // One event, one line: a device name or a command's output cannot start another.
+        line += "\(event.message)".escapingControlCharacters + "\n"
+        _ = line.withCString { write(fd, $0, strlen($0)) }
     }
 }

@@ -64,7 +64,7 @@ struct DevicesCommand: ParsableCommand {
                     if let error { _ = o.updateValue(.string(error), forKey: "error") }
                     out.write(JSONValue.object(o).serialized() + "\n")
                 } else if let verdict {
-                    out.write("\(path)  \"\(name)\"  \(id)\n    \(verdict)\n")
+                    out.write("\(path.escapingControlCharacters)  \"\(name.escapingControlCharacters)\"  \(id)\n    \(verdict)\n")
                 } else {
                     out.write("\(path)  cannot open: \(error ?? "?")\n")
                 }

@@ -40,7 +40,7 @@ struct RecordCommand: ParsableCommand {
             } else {
                 out = FileOutput.standardOutput()
             }
-            FileOutput.standardError().write("WARNING: this recording contains everything typed on \"\(dev.description.name)\", passwords included. Ctrl+C stops.\n")
+            FileOutput.standardError().write("WARNING: this recording contains everything typed on \"\(dev.description.name.escapingControlCharacters)\", passwords included. Ctrl+C stops.\n")
             let signals = makeSignalDescriptor([SIGINT, SIGTERM])
             var writer = EvemuWriter(output: out)
             writer.writeHeader(dev.description)

@@ -89,7 +89,8 @@ struct WatchCommand: ParsableCommand {
         for (k, v) in o.members where k != "time" && k != "event" {
             parts.append("\(k)=\(v.stringValue ?? v.serialized())")
         }
-        return parts.joined(separator: " ")
+        // Names come from devices and clients: keep them on this line, away from the terminal.
+        return parts.joined(separator: " ").escapingControlCharacters
     }
 }
 

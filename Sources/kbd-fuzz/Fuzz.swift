@@ -14,6 +14,28 @@ enum FuzzTarget: String, CaseIterable {
 /// The keymap compiled once per process (keymap compilation is not what is fuzzed).
 let fuzzKeymap: XkbKeymap = try! XkbKeymap(context: try! XkbContext(), names: KeymapNames(layout: "us,ru", options: "grp:alt_shift_toggle"))
 
+/// A small table with scopes, for listings.
+let fuzzTable: CommandTable = try! CommandTable(commands: [
+    Command(id: "s", title: "Save", keys: [try! ChordKey(parsing: "Ctrl+S")]),
+    Command(id: "e", title: "Editor \"quoted\"", keys: [try! ChordKey(parsing: "Ctrl+E")], scope: "editor"),
+])
+
+/// Output lines are one line each and, for JSON, parse back; anything else is a bug
+/// (a trap, which libFuzzer reports as a crash).
+func checkOneLine(_ line: String) {
+    if line.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) { fatalError("output line with a line break: \(line.debugDescription)") }
+}
+
+/// Text output: no C0 control character at all (names are escaped).
+func checkTextLine(_ line: String) {
+    if line.unicodeScalars.contains(where: { $0.value < 0x20 }) { fatalError("text line with a control character: \(line.debugDescription)") }
+}
+
+func checkJSONLine(_ line: String) {
+    checkOneLine(line)
+    guard case .object? = try? JSONValue.parse(line) else { fatalError("output line is not a JSON object: \(line.debugDescription)") }
+}
+
 func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
     let data = Array(bytes)
     let text = String(decoding: data, as: UTF8.self)
@@ -29,12 +51,19 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
         var count = 0
         while count < 100_000, let e = try? reader.next() {
             pipeline.process(.input(DeviceID(0), e), into: &out)
-            for o in out { _ = EventFormatter.json(o) }
+            for o in out {
+                checkJSONLine(EventFormatter.json(o))
+                checkTextLine(EventFormatter.text(o))
+            }
             out.removeAll(keepingCapacity: true)
             count += 1
         }
         pipeline.process(.detached(DeviceID(0), time: .zero), into: &out)
         pipeline.finish(into: &out)
+        for o in out {
+            checkJSONLine(EventFormatter.json(o))
+            checkTextLine(EventFormatter.text(o))
+        }
     case .toml:
         if let config = try? ConfigLoader.parse(text, path: "fuzz.toml") { _ = try? config.geometryState() }
     case .chord:
@@ -43,7 +72,24 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
     case .scenario:
         _ = try? GeometryScenarioRunner.run(text: text)
     case .control:
-        for line in text.split(separator: "\n") { _ = try? ControlRequest.parse(String(line)) }
+        // Parse, then build the reply the daemon would send (client strings echoed back):
+        // it must be one line of valid JSON whatever the client sent.
+        for line in text.split(separator: "\n") {
+            let reply: String
+            do {
+                switch try ControlRequest.parse(String(line)) {
+                case .subscribe(let kinds): reply = ControlReply.line("subscribe", ["events": .array(kinds.sorted().map { .string($0) })])
+                case .setScopes(let list):
+                    reply = ControlReply.line("set_scopes", ["scopes": .array(list.map { .string($0) })])
+                    for item in CommandListing(table: fuzzTable, activeScopes: list).json().split(separator: "\n") { checkJSONLine(String(item)) }
+                case .setTextInput(let active): reply = ControlReply.line("set_text_input", ["active": .bool(active)])
+                case .listCommands, .listDevices, .reload, .ping: reply = ControlReply.line("ping", [:])
+                }
+            } catch {
+                reply = ControlReply.line("error", ["error": .string(error.message)], ok: false)
+            }
+            checkJSONLine(reply)
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import HardwareInput
 import KbdService
+import Logging
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -100,5 +101,30 @@ struct RunExecutesTheServiceTests {
         #expect(!maps.contains("libFoundation"))
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
+    }
+}
+
+/// The service's log handler: one event, one line, whatever a device was called.
+struct StderrLogHandlerTests {
+    @Test(arguments: [false, true])
+    func aMessageWithLineBreaksAndEscapesStaysOneLine(journal: Bool) throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let logger = Logger(label: "t") { _ in StderrLogHandler(level: .info, journal: journal, fd: fds[1]) }
+        let name = "Evil\nINFO command save ran\u{1B}[2J"
+        logger.info("keyboard attached: /dev/input/event3 \"\(name)\"")
+        logger.debug("not at this level")
+        close(fds[1])
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fds[0], &buffer, buffer.count)
+            if n <= 0 { break }
+            bytes += buffer[..<n]
+        }
+        close(fds[0])
+        let text = String(decoding: bytes, as: UTF8.self)
+        let prefix = journal ? "<6>" : "INFO "
+        #expect(text == prefix + "keyboard attached: /dev/input/event3 \"Evil\\nINFO command save ran\\u{1B}[2J\"\n")
     }
 }

@@ -63,3 +63,13 @@ public struct ControlRequestError: Error, Sendable, Equatable, CustomStringConve
     public var message: String
     public var description: String { message }
 }
+
+/// Reply lines of the control socket: `{"reply":NAME,"ok":BOOL,...fields in key order}`,
+/// one line each (strings a client sent come back escaped, never as a line break).
+public enum ControlReply {
+    public static func line(_ name: String, _ fields: [String: JSONValue], ok: Bool = true) -> String {
+        var o = JSONObject([("reply", .string(name)), ("ok", .bool(ok))])
+        for key in fields.keys.sorted() { _ = o.updateValue(fields[key]!, forKey: key) }
+        return JSONValue.object(o).serialized()
+    }
+}

@@ -389,9 +389,7 @@ public final class KeyboardDaemon {
     }
 
     private func reply(_ name: String, _ fields: [String: JSONValue], ok: Bool = true) -> String {
-        var o = JSONObject([("reply", .string(name)), ("ok", .bool(ok))])
-        for key in fields.keys.sorted() { _ = o.updateValue(fields[key]!, forKey: key) }
-        return JSONValue.object(o).serialized()
+        ControlReply.line(name, fields, ok: ok)
     }
 
     /// Every node seen, sorted by path.

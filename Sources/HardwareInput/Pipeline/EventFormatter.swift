@@ -60,9 +60,9 @@ public enum EventFormatter {
         let head = time + pad + event.kind + String(repeating: " ", count: max(1, 10 - event.kind.count))
         switch event {
         case .attach(_, let device, let keyboard):
-            return head + "\"\(device)\"" + (keyboard ? " (keyboard)" : " (not a keyboard)")
+            return head + "\"\(device.escapingControlCharacters)\"" + (keyboard ? " (keyboard)" : " (not a keyboard)")
         case .detach(_, let device, _):
-            return head + "\"\(device)\""
+            return head + "\"\(device.escapingControlCharacters)\""
         case .key(let key, let device):
             var s = head + "\(key.codeName) \(key.state.rawValue) keysym=\(key.keysym.name)"
             if let u = key.utf8, !u.isEmpty { s += " utf8=" + JSONValue.quoted(u) }
@@ -70,9 +70,9 @@ public enum EventFormatter {
             if !key.modifiers.isEmpty { s += " mods=" + key.modifiers.description }
             s += " layout=\(key.layout)"
             if key.synthetic { s += " (synthetic)" }
-            return s + " [\(device)]"
+            return s + " [\(device.escapingControlCharacters)]"
         case .chord(_, let device, let chord):
-            return head + chord + " [\(device)]"
+            return head + chord + " [\(device.escapingControlCharacters)]"
         case .command(_, _, let command, let chord):
             return head + "\(command.id) \"\(command.title)\" \(chord)" + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope)]")
         case .presence(_, let present):
@@ -80,7 +80,7 @@ public enum EventFormatter {
         case .geometry(_, let fields):
             return head + (fields["layout"].map { $0.serialized() } ?? "") + " " + (fields["keyboard_frame"]?.serialized() ?? "")
         case .dropped(_, let device, let count, let reason):
-            return head + "\(count) events (\(reason)) [\(device)]"
+            return head + "\(count) events (\(reason)) [\(device.escapingControlCharacters)]"
         }
     }
 }
