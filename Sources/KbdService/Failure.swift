@@ -37,8 +37,9 @@ public func reportFailure(_ error: any Error, to output: some TextOutput = FileO
     case let e as KeymapError: (message, code) = (e.description, ExitStatus.configError)
     default: (message, code) = (String(describing: error), ExitStatus.failure)
     }
+    // Messages may quote a file's or a device's text: one line each, no terminal escapes.
     for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
-        output.write("Error: \(line)\n")
+        output.write("Error: \(String(line).escapingControlCharacters)\n")
     }
     return code
 }

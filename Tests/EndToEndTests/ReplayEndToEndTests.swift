@@ -4,6 +4,20 @@ import Testing
 /// its output and exit codes.
 @Suite(.serialized)
 struct ReplayEndToEndTests {
+    /// An error message that quotes a bad line keeps its control characters escaped.
+    @Test func anErrorQuotingABadLineEscapesItsControlCharacters() {
+        let path = "/tmp/kbd-e2e-escape.evemu"
+        let f = fopen(path, "w")
+        fputs("N: keyboard\n\u{1B}[2J\u{1B}]0;owned\u{7}garbage\n", f)
+        fclose(f)
+        defer { unlink(path) }
+        let r = runTool(["replay", path])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("Error: \(path):2: expected a line starting with N:"))
+        #expect(r.stderr.contains("found '\\u{1B}[2J\\u{1B}]0;owned\\u{7}garbage'"))
+        #expect(!r.stderr.unicodeScalars.contains("\u{1B}"))
+    }
+
     @Test func quickStartReplayPrintsTheCommandsThatFire() {
         let r = runTool(["replay", Paths.examples + "/recordings/ctrl-alt-f1.evemu", Paths.examples + "/recordings/super-up.evemu",
                          "--config", Paths.examples + "/commands.toml", "--format", "json"])
