@@ -67,8 +67,15 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
     case .toml:
         if let config = try? ConfigLoader.parse(text, path: "fuzz.toml") { _ = try? config.geometryState() }
     case .chord:
-        _ = try? ChordKey.parseSequence(text)
-        for word in text.split(separator: "\n") { _ = (try? ChordKey(parsing: String(word)))?.description }
+        // A chord prints as text that parses back to the same chord (listings show what a config may say).
+        if let sequence = try? ChordKey.parseSequence(text) {
+            let printed = sequence.map(\.description).joined(separator: " ")
+            guard (try? ChordKey.parseSequence(printed)) == sequence else { fatalError("sequence \(text.debugDescription) prints as \(printed.debugDescription), which does not parse back") }
+        }
+        for word in text.split(separator: "\n") {
+            guard let chord = try? ChordKey(parsing: String(word)) else { continue }
+            guard (try? ChordKey(parsing: chord.description)) == chord else { fatalError("chord \(word.debugDescription) prints as \(chord.description.debugDescription), which does not parse back") }
+        }
     case .scenario:
         _ = try? GeometryScenarioRunner.run(text: text)
     case .control:
