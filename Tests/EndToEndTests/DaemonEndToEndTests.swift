@@ -69,7 +69,7 @@ struct DaemonEndToEndTests {
 
     @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
     func theSystemdUnitVerifies() {
-        // Point ExecStart at the built binary so verify can check it exists.
+        // Point ExecStart at the built service binary so verify can check it exists.
         let unit = slurpFile(Paths.root + "/udev/kbd-commandd.service")
             .replacingAll("/usr/bin/kbd-commandd", with: Paths.executable)
         let path = "/tmp/kbd-e2e-unit/kbd-commandd.service"
