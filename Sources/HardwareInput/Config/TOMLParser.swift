@@ -189,6 +189,9 @@ public struct TOMLParser {
 
     // MARK: - Keys
 
+    /// At most this many parts in a dotted key (`a.b.c` has 3).
+    static let maximumKeyParts = 64
+
     private mutating func key() throws(TOMLError) -> [String] {
         var parts: [String] = []
         while true {
@@ -208,6 +211,9 @@ public struct TOMLParser {
             }
             skipBlanks()
             if current == UInt8(ascii: ".") {
+                // Tables are walked recursively, one level per part: bound the depth
+                // (a header of thousands of parts overflowed the stack; found by fuzzing).
+                guard parts.count < Self.maximumKeyParts else { throw fail("dotted key nested too deeply (limit \(Self.maximumKeyParts) parts)") }
                 i += 1
                 continue
             }

@@ -228,4 +228,28 @@ struct TOMLParserTests {
             #expect(error.description == message)
         }
     }
+
+    /// Deep dotted keys: found by fuzzing (a table header of thousands of parts
+    /// overflowed the stack). Not parameterised: the texts are long.
+    @Test func deeplyDottedKeysAreAnErrorNotACrash() {
+        let message = "t.toml:1: dotted key nested too deeply (limit 64 parts)"
+        syntaxError("[[" + Array(repeating: "w", count: 100_000).joined(separator: ".") + "]]", message)
+        syntaxError("x." + Array(repeating: "k", count: 65).joined(separator: ".") + " = 1", message)
+        syntaxError("[" + Array(repeating: "t", count: 70).joined(separator: ".") + "]", message)
+    }
+
+    /// 64 parts is still fine.
+    @Test func sixtyFourKeyPartsParse() throws {
+        let t = try TOMLParser.parse("[" + Array(repeating: "t", count: 63).joined(separator: ".") + "]\nk = 1\n", path: "t.toml")
+        #expect(t["t"] != nil)
+    }
+
+    private func syntaxError(_ text: String, _ message: String) {
+        do {
+            _ = try TOMLParser.parse(text, path: "t.toml")
+            Issue.record("expected an error for a text of \(text.count) characters")
+        } catch {
+            #expect(error.description == message)
+        }
+    }
 }
