@@ -88,7 +88,7 @@ let package = Package(
         // Benchmarks: `swift build -c release` then `.build/release/kbd-bench run` (see BENCHMARKS.md).
         .executableTarget(
             name: "kbd-bench",
-            dependencies: ["HardwareInput"],
+            dependencies: ["HardwareInput", "KbdService"],
             swiftSettings: strict
         ),
         // Fuzz targets (scripts/fuzz builds them for libFuzzer); normally a corpus runner.

@@ -1,4 +1,5 @@
 import HardwareInput
+import KbdService
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -60,12 +61,7 @@ struct Bench {
         return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
     }
 
-    static let directory: String = {
-        var buf = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
-        let exe = String(decoding: buf[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-    }()
+    static let directory: String = ProcessEnvironment.executableDirectory() ?? "."
 
     /// Runs a program with stdout to /dev/null; returns (wall seconds, max RSS KiB, exit status).
     static func spawn(_ argv: [String], stderrPath: String = "/dev/null", measureMemory: Bool = false) -> (Double, Int, Int32) {

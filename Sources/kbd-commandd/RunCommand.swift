@@ -32,13 +32,9 @@ struct RunCommand: ParsableCommand {
 
     /// `kbd-commandd-daemon` in the directory of this executable (`/proc/self/exe`).
     static func daemonPath() throws -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        guard n > 0 else {
+        guard let directory = ProcessEnvironment.executableDirectory() else {
             throw report(CLIFailure(message: "/proc/self/exe: cannot find this executable to locate kbd-commandd-daemon", code: ExitStatus.failure))
         }
-        let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let directory = exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? "."
         let path = directory + "/kbd-commandd-daemon"
         guard access(path, X_OK) == 0 else {
             throw report(CLIFailure(message: "\(path): the service binary is missing; install kbd-commandd-daemon beside kbd-commandd", code: ExitStatus.failure))
