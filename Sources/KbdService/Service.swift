@@ -56,11 +56,10 @@ public enum Service {
         }
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {
-            if geteuid() == 0 {
-                mkdir("/run/kbd-commandd", 0o755)
-                socketPath = "/run/kbd-commandd/socket"
-            } else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-                socketPath = runtime + "/kbd-commandd.socket"
+            let isRoot = geteuid() == 0
+            if isRoot { mkdir("/run/kbd-commandd", 0o755) }
+            if let path = ControlSocketPath.forService(isRoot: isRoot, environment: environment) {
+                socketPath = path
             } else {
                 logger.warning("no control socket: not root and XDG_RUNTIME_DIR is unset (use --socket)")
             }

@@ -1,5 +1,6 @@
 import HardwareInput
 import KbdService
+import KbdTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -32,41 +32,34 @@ struct DevicesCommand: ParsableCommand {
     func run() throws {
         try withErrorReporting {
             let config = try configOption.load()
-            var rows: [(String, String, String, KeyboardClassifier.Verdict?, String?)] = []
+            var rows: [DeviceRow] = []
             if files.isEmpty {
                 let source = EvdevDeviceSource(directory: inputDir)
                 let nodes = source.scan()
                 if nodes.isEmpty { FileOutput.standardError().write("no device nodes in \(inputDir)\n") }
                 for path in nodes {
                     do {
-                        let device = try source.open(path)
-                        rows.append((path, device.description.name, device.description.id.description,
-                                     KeyboardClassifier.classify(device.description, filter: config.devices), nil))
+                        let d = try source.open(path).description
+                        rows.append(DeviceRow(path: path, name: d.name, inputID: d.id, verdict: KeyboardClassifier.classify(d, filter: config.devices)))
                     } catch {
-                        rows.append((path, "", "", nil, (error as? SystemError)?.message ?? "\(error)"))
+                        rows.append(DeviceRow(path: path, name: "", error: (error as? SystemError)?.message ?? "\(error)"))
                     }
                 }
             } else {
                 for path in files {
                     let reader = try EvemuReader(path: path)
                     let d = reader.description ?? .genericKeyboard(name: path)
-                    rows.append((path, d.name, d.id.description, KeyboardClassifier.classify(d, filter: config.devices), nil))
+                    rows.append(DeviceRow(path: path, name: d.name, inputID: d.id, verdict: KeyboardClassifier.classify(d, filter: config.devices)))
                 }
             }
             let out = FileOutput.standardOutput()
-            for (path, name, id, verdict, error) in rows {
+            for row in rows {
                 if format == .json {
-                    var o = JSONObject([("path", .string(path)), ("name", .string(name)), ("id", .string(id))])
-                    if let verdict {
-                        _ = o.updateValue(.bool(verdict.isKeyboard), forKey: "keyboard")
-                        _ = o.updateValue(.string(verdict.reason), forKey: "reason")
-                    }
-                    if let error { _ = o.updateValue(.string(error), forKey: "error") }
-                    out.write(JSONValue.object(o).serialized() + "\n")
-                } else if let verdict {
-                    out.write("\(path.escapingControlCharacters)  \"\(name.escapingControlCharacters)\"  \(id)\n    \(verdict)\n")
+                    out.write(row.jsonValue.serialized() + "\n")
+                } else if let verdict = row.verdict {
+                    out.write("\(row.path.escapingControlCharacters)  \"\(row.name.escapingControlCharacters)\"  \(row.inputID?.description ?? "")\n    \(verdict)\n")
                 } else {
-                    out.write("\(path)  cannot open: \(error ?? "?")\n")
+                    out.write("\(row.path.escapingControlCharacters)  cannot open: \(row.error ?? "?")\n")
                 }
             }
             try out.flush()

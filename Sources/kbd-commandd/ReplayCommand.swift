@@ -70,11 +70,8 @@ struct ReplayCommand: ParsableCommand {
             }
             let pipeline = try Pipeline(
                 keymap: keymap, table: config.table, scopes: splitList(scope), textInputActive: textInputActive,
+                geometry: try config.geometryState(),
                 options: Pipeline.Options(emitKeys: showKeys, compose: showKeys ? compose : .none, deviceFilter: config.devices))
-            if let state = try config.geometryState() {
-                let publisher = GeometryPublisher(state: state)
-                pipeline.geometry = { publisher.presenceChanged($0) }
-            }
             let source = try RecordingSource(paths: files)
             let stdout = FileOutput.standardOutput()
             var events: [PipelineEvent] = []

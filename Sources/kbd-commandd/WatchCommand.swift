@@ -24,7 +24,7 @@ struct WatchCommand: ParsableCommand {
     var socket: String?
 
     @Option(help: ArgumentHelp("Event kinds, comma-separated.", valueName: "kinds"))
-    var events = "attach,detach,presence,chord,command,geometry,dropped"
+    var events = ControlRequest.defaultSubscription.joined(separator: ",")
 
     @Option(help: ArgumentHelp("Output format: text or json.", valueName: "format"))
     var format: OutputFormat = .text
@@ -37,7 +37,9 @@ struct WatchCommand: ParsableCommand {
 
     func run() throws {
         let environment = ProcessEnvironment.current()
-        let path = socket ?? (geteuid() == 0 ? "/run/kbd-commandd/socket" : (environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/kbd-commandd.socket")
+        guard let path = socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }) else {
+            throw report(CLIFailure(message: "no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)", code: ExitStatus.noInput))
+        }
         var attempts = Int(retry * 10)
         var fd: Int32 = -1
         while fd < 0 {
@@ -94,28 +96,15 @@ struct WatchCommand: ParsableCommand {
     }
 }
 
-/// Connects to a Unix stream socket. The corresponding C function is `connect(2)`.
+/// Connects to the control socket.
 func connectUnix(_ path: String, quiet: Bool = false) throws -> Int32 {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw report(CLIFailure(message: "socket: \(SystemError(operation: "socket", errno: errno).message)", code: ExitStatus.failure)) }
-    var addr = sockaddr_un()
-    addr.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else {
-        close(fd)
-        throw report(CLIFailure(message: "\(path): socket path too long", code: ExitStatus.usage))
+    do {
+        return try UnixSocketAddress(path: path).connect()
+    } catch {
+        if quiet { throw error }
+        if error.errno == ENAMETOOLONG { throw report(CLIFailure(message: "\(path): socket path too long", code: ExitStatus.usage)) }
+        throw report(CLIFailure(message: "\(path): cannot connect to the daemon: \(error.message) (is 'kbd-commandd run' running? --socket?)", code: ExitStatus.noInput))
     }
-    withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
-    let rc = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    guard rc == 0 else {
-        let e = SystemError(operation: "connect", path: path, errno: errno)
-        close(fd)
-        if quiet { throw e }
-        throw report(CLIFailure(message: "\(path): cannot connect to the daemon: \(e.message) (is 'kbd-commandd run' running? --socket?)", code: ExitStatus.noInput))
-    }
-    return fd
 }
 
 func writeAll(_ fd: Int32, _ text: String) -> Bool {

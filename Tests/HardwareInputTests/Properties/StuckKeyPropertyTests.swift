@@ -1,4 +1,5 @@
 import HardwareInput
+import KbdTestSupport
 import Testing
 
 /// Randomised, seeded, reproducible: random interleavings of presses, releases

@@ -1,0 +1,151 @@
+public import KbdCore
+public import KbdKeymap
+/// The routing state machine: key events in, chords and fired commands out,
+/// plus the time of its next deadline (a pending sequence's timeout). It does
+/// no I/O and reads no clock: time comes from the events, so replay is
+/// deterministic and the daemon turns `nextDeadline` into its epoll timeout.
+public struct ChordRouter: Sendable {
+    public enum Output: Sendable, Equatable {
+        /// A chord with Ctrl, Alt or Super (the only chords that are logged).
+        case chord(time: EventTime, device: DeviceID, chord: ChordKey)
+        /// A command fired; `chord` is the chord that completed it.
+        case command(time: EventTime, device: DeviceID, command: Command, chord: ChordKey)
+        /// A sequence prefix was typed and is waiting for its next chord.
+        case sequencePending(time: EventTime, deadline: EventTime)
+        /// A pending sequence was cancelled by another chord, a timeout or a detach.
+        case sequenceCancelled(time: EventTime, reason: CancelReason)
+    }
+
+    public enum CancelReason: String, Sendable, Equatable {
+        case otherChord = "other-chord"
+        case timeout
+        case detach
+    }
+
+    private struct Pending: Sendable {
+        var node: Int
+        var deadline: EventTime
+        var device: DeviceID
+    }
+
+    public private(set) var table: CommandTable
+    public private(set) var activeScopes: [String]
+    public var textInputActive: Bool
+    private var roots: [Int]
+    private var pending: Pending?
+
+    public init(table: CommandTable, scopes: [String] = [], textInputActive: Bool = false) {
+        self.table = table
+        self.activeScopes = scopes
+        self.textInputActive = textInputActive
+        self.roots = table.resolve(scopes: scopes)
+    }
+
+    /// Sets the active scopes, most specific first (`global` is always last).
+    public mutating func setScopes(_ scopes: [String]) {
+        activeScopes = scopes
+        roots = table.resolve(scopes: scopes)
+        pending = nil
+    }
+
+    /// Replaces the table (config reload); a pending sequence is dropped.
+    public mutating func replaceTable(_ newTable: CommandTable) {
+        table = newTable
+        roots = newTable.resolve(scopes: activeScopes)
+        pending = nil
+    }
+
+    /// When the pending sequence times out, if one is pending.
+    public var nextDeadline: EventTime? { pending?.deadline }
+
+    /// Cancels a pending sequence whose deadline is before `time`.
+    public mutating func expire(at time: EventTime, into out: inout [Output]) {
+        if let p = pending, time > p.deadline {
+            pending = nil
+            out.append(.sequenceCancelled(time: p.deadline, reason: .timeout))
+        }
+    }
+
+    /// Cancels a pending sequence started on `device` (it went away).
+    public mutating func deviceDetached(_ device: DeviceID, at time: EventTime, into out: inout [Output]) {
+        if let p = pending, p.device == device {
+            pending = nil
+            out.append(.sequenceCancelled(time: time, reason: .detach))
+        }
+    }
+
+    /// Routes one key event.
+    public mutating func handle(_ key: KeyEvent, into out: inout [Output]) {
+        expire(at: key.time, into: &out)
+        guard key.state != .release, !key.isModifierKey else { return }
+        if key.state == .press, key.chord.hasCommandModifier {
+            out.append(.chord(time: key.time, device: key.device, chord: key.chord))
+        }
+        if key.state == .repeat {
+            // Repeats fire single-chord commands that ask for it; sequences ignore them.
+            if pending == nil, let (index, chord) = match(key, roots: roots), table.commands[index].repeat,
+                !table.commands[index].isSequence
+            {
+                out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
+            }
+            return
+        }
+        if let p = pending {
+            if let (child, chord) = step(from: p.node, key) {
+                advance(to: child, key: key, chord: chord, into: &out)
+                return
+            }
+            pending = nil
+            out.append(.sequenceCancelled(time: key.time, reason: .otherChord))
+        }
+        for root in roots {
+            if let (child, chord) = step(from: root, key) {
+                advance(to: child, key: key, chord: chord, into: &out)
+                return
+            }
+        }
+    }
+
+    private mutating func advance(to node: Int, key: KeyEvent, chord: ChordKey, into out: inout [Output]) {
+        if let index = table.nodes[node].command {
+            pending = nil
+            out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
+        } else {
+            let deadline = key.time.adding(milliseconds: table.sequenceTimeoutMilliseconds)
+            pending = Pending(node: node, deadline: deadline, device: key.device)
+            out.append(.sequencePending(time: key.time, deadline: deadline))
+        }
+    }
+
+    /// The child of `node` the key leads to, trying the level-one chord first,
+    /// then the produced keysym; a command blocked by text input does not match.
+    private func step(from node: Int, _ key: KeyEvent) -> (Int, ChordKey)? {
+        if let hit = step(from: node, key, chord: key.chord) { return hit }
+        if let alternate = key.alternateChord { return step(from: node, key, chord: alternate) }
+        return nil
+    }
+
+    private func step(from node: Int, _ key: KeyEvent, chord: ChordKey) -> (Int, ChordKey)? {
+        guard let child = table.nodes[node].children[chord] else { return nil }
+        let command = table.nodes[child].command.map { table.commands[$0] }
+        return blockedByTextInput(key, command) ? nil : (child, chord)
+    }
+
+    private func match(_ key: KeyEvent, roots: [Int]) -> (Int, ChordKey)? {
+        for root in roots {
+            if let (child, chord) = step(from: root, key), let index = table.nodes[child].command { return (index, chord) }
+        }
+        return nil
+    }
+
+    /// While text input is active, keys that type text (no modifier other than
+    /// Shift or AltGr) or edit it (arrows, Return, Tab, BackSpace, Delete, Home,
+    /// End, Page Up/Down, with or without Shift) do not fire, unless the command
+    /// has priority. F-keys and chords with Ctrl, Alt or Super still fire.
+    private func blockedByTextInput(_ key: KeyEvent, _ command: Command?) -> Bool {
+        guard textInputActive, command?.priorityOverTextInput != true else { return false }
+        if key.chord.hasCommandModifier { return false }
+        if key.producesText { return true }
+        return key.keysym.isTextEditing || key.chord.keysym.isTextEditing
+    }
+}

@@ -1,0 +1,119 @@
+public import KbdCore
+public import KbdKeymap
+/// The commands with an index that makes matching a hash lookup per scope:
+/// the cost of routing a key does not depend on how many commands there are.
+///
+/// Each scope has a trie of chords; a node is a command (a leaf) or a prefix
+/// of sequences. Conflicts are rejected when the table is built.
+public struct CommandTable: Sendable {
+    public static let globalScope = "global"
+    public static let defaultSequenceTimeoutMilliseconds = 1000
+
+    public let commands: [Command]
+    public let sequenceTimeoutMilliseconds: Int
+
+    struct Node: Sendable {
+        var command: Int?
+        var children: [ChordKey: Int] = [:]
+    }
+
+    /// Trie nodes of every scope; `roots[scope]` is that scope's root.
+    let nodes: [Node]
+    let roots: [String: Int]
+
+    /// A conflict between two entries, both located.
+    public struct Conflict: Error, Sendable, Equatable, CustomStringConvertible {
+        public var location: SourceLocation
+        public var message: String
+        public var description: String { "\(location): \(message)" }
+    }
+
+    /// Builds the index; throws every conflict found (duplicate ids, two
+    /// commands on one chord in one scope, a chord that is both a command and a
+    /// sequence prefix in one scope).
+    public init(commands: [Command], sequenceTimeoutMilliseconds: Int = defaultSequenceTimeoutMilliseconds) throws(ConflictList) {
+        var problems: [Conflict] = []
+        var ids: [String: Command] = [:]
+        for c in commands {
+            if let first = ids[c.id] {
+                problems.append(Conflict(location: c.location, message: "duplicate command id '\(c.id)'; first defined at \(first.location)"))
+            } else {
+                ids[c.id] = c
+            }
+        }
+        var nodes: [Node] = []
+        var roots: [String: Int] = [:]
+        for (index, c) in commands.enumerated() {
+            let root: Int
+            if let r = roots[c.scope] { root = r } else {
+                root = nodes.count
+                nodes.append(Node())
+                roots[c.scope] = root
+            }
+            var at = root
+            var conflict = false
+            for (step, chord) in c.keys.enumerated() {
+                let last = step == c.keys.count - 1
+                if let existing = nodes[at].command {
+                    let other = commands[existing]
+                    problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) extends the chord '\(other.keysText)' of command '\(other.id)' at \(other.location) in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix"))
+                    conflict = true
+                    break
+                }
+                if let child = nodes[at].children[chord] {
+                    at = child
+                    if last {
+                        if let existing = nodes[at].command {
+                            let other = commands[existing]
+                            problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is already bound to command '\(other.id)' at \(other.location) in scope '\(c.scope)'"))
+                        } else {
+                            let other = firstCommand(below: at, nodes: nodes).map { commands[$0] }
+                            problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is a prefix of the sequence '\(other?.keysText ?? "?")' of command '\(other?.id ?? "?")' at \(other?.location.description ?? "?") in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix"))
+                        }
+                        conflict = true
+                    }
+                } else {
+                    let child = nodes.count
+                    nodes.append(Node())
+                    nodes[at].children[chord] = child
+                    at = child
+                }
+            }
+            if !conflict { nodes[at].command = index }
+        }
+        guard problems.isEmpty else { throw ConflictList(conflicts: problems) }
+        self.commands = commands
+        self.nodes = nodes
+        self.roots = roots
+        self.sequenceTimeoutMilliseconds = sequenceTimeoutMilliseconds
+    }
+
+    /// Every conflict found while building a table.
+    public struct ConflictList: Error, Sendable, Equatable, CustomStringConvertible {
+        public var conflicts: [Conflict]
+        public var description: String { conflicts.map(\.description).joined(separator: "\n") }
+    }
+
+    /// Scopes in the order they first appear in the table.
+    public var scopes: [String] {
+        var seen: Set<String> = []
+        return commands.compactMap { seen.insert($0.scope).inserted ? $0.scope : nil }
+    }
+
+    public func command(id: String) -> Command? { commands.first { $0.id == id } }
+
+    /// The root node for each scope of an active scope list (most specific
+    /// first); `global` is appended when missing. Unknown scopes are skipped.
+    func resolve(scopes active: [String]) -> [Int] {
+        var list = active.filter { $0 != Self.globalScope }
+        list.append(Self.globalScope)
+        var seen: Set<String> = []
+        return list.compactMap { seen.insert($0).inserted ? roots[$0] : nil }
+    }
+}
+
+private func firstCommand(below node: Int, nodes: [CommandTable.Node]) -> Int? {
+    if let c = nodes[node].command { return c }
+    for child in nodes[node].children.values { if let c = firstCommand(below: child, nodes: nodes) { return c } }
+    return nil
+}

@@ -1,0 +1,28 @@
+public import KbdTOML
+public import KbdCore
+public import KbdKeymap
+public import KbdCommands
+/// A loaded configuration: keymap names, settings and the command table.
+public struct Config: Sendable {
+    public var path: String
+    /// `[keymap]`: what the file asks for (unset fields fall back to the environment, then `us`).
+    public var keymap: KeymapNames
+    public var table: CommandTable
+    /// `[devices]`: which devices to watch besides the automatic keyboard detection.
+    public var devices: DeviceFilter
+    /// `[geometry]`: the raw table, interpreted by the geometry model when present.
+    public var geometry: TOMLTable?
+
+    public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil) {
+        self.path = path
+        self.keymap = keymap
+        self.table = table
+        self.devices = devices
+        self.geometry = geometry
+    }
+
+    /// An empty configuration (no commands), for replay without `--config`.
+    public static func empty() -> Config {
+        Config(path: "<none>", table: try! CommandTable(commands: []))
+    }
+}

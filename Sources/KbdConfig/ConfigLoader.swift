@@ -1,0 +1,204 @@
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdCommands
+/// Reads the command table file (TOML) into a `Config`, collecting every
+/// problem with its file and line rather than stopping at the first.
+public enum ConfigLoader {
+    static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry"]
+
+    /// Loads and validates the file at `path`.
+    public static func load(path: String) throws(ConfigError) -> Config {
+        let bytes: [UInt8]
+        do { bytes = try readWholeFile(path: path, limit: 16 << 20) } catch {
+            throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: 0), message: "cannot read the config: \(error.message)")])
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: 0), message: "not valid UTF-8; expected a TOML text file")])
+        }
+        return try parse(text, path: path)
+    }
+
+    /// Parses and validates config text; `path` is used in messages.
+    public static func parse(_ text: String, path: String) throws(ConfigError) -> Config {
+        let root: TOMLTable
+        do { root = try TOMLParser.parse(text, path: path) } catch {
+            throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: error.line), message: error.message)])
+        }
+        var problems: [ConfigError.Problem] = []
+        func problem(_ line: Int, _ message: String) {
+            problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
+        }
+        for entry in root.entries where !sections.contains(entry.key) {
+            problem(entry.line, "unknown section '\(entry.key)'; expected one of [keymap], [settings], [[command]], [devices], [geometry]")
+        }
+
+        // [keymap]
+        var keymap = KeymapNames()
+        if let entry = root.entry("keymap") {
+            if case .table(let t) = entry.value {
+                for e in t.entries {
+                    guard case .string(let s) = e.value else {
+                        problem(e.line, "keymap.\(e.key): expected a string, found \(e.value.kindDescription)")
+                        continue
+                    }
+                    switch e.key {
+                    case "rules": keymap.rules = s
+                    case "model": keymap.model = s
+                    case "layout": keymap.layout = s
+                    case "variant": keymap.variant = s
+                    case "options": keymap.options = s
+                    default: problem(e.line, "unknown key 'keymap.\(e.key)'; expected rules, model, layout, variant or options")
+                    }
+                }
+            } else {
+                problem(entry.line, "keymap: expected a table ([keymap])")
+            }
+        }
+
+        // [settings]
+        var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
+        if let entry = root.entry("settings") {
+            if case .table(let t) = entry.value {
+                for e in t.entries {
+                    switch e.key {
+                    case "sequence_timeout_ms":
+                        if case .integer(let v) = e.value, v > 0, v <= 60_000 { timeout = Int(v) } else {
+                            problem(e.line, "settings.sequence_timeout_ms: expected an integer from 1 to 60000")
+                        }
+                    default: problem(e.line, "unknown key 'settings.\(e.key)'; expected sequence_timeout_ms")
+                    }
+                }
+            } else {
+                problem(entry.line, "settings: expected a table ([settings])")
+            }
+        }
+
+        // [devices]
+        var devices = DeviceFilter()
+        if let entry = root.entry("devices") {
+            if case .table(let t) = entry.value {
+                for e in t.entries {
+                    switch e.key {
+                    case "include", "exclude":
+                        guard let list = stringArray(e.value) else {
+                            problem(e.line, "devices.\(e.key): expected an array of device names or \"vendor:product\" ids")
+                            continue
+                        }
+                        if e.key == "include" { devices.include = list } else { devices.exclude = list }
+                    case "grab":
+                        if case .boolean(let b) = e.value { devices.grab = b } else { problem(e.line, "devices.grab: expected true or false") }
+                    default: problem(e.line, "unknown key 'devices.\(e.key)'; expected include, exclude or grab")
+                    }
+                }
+            } else {
+                problem(entry.line, "devices: expected a table ([devices])")
+            }
+        }
+
+        var geometry: TOMLTable?
+        if let entry = root.entry("geometry") {
+            if case .table(let t) = entry.value { geometry = t } else { problem(entry.line, "geometry: expected a table ([geometry])") }
+        }
+
+        // [[command]]
+        var commands: [Command] = []
+        if let entry = root.entry("command") {
+            if case .array(let elements, _) = entry.value {
+                for element in elements {
+                    guard case .table(let t) = element else {
+                        problem(entry.line, "command: expected [[command]] tables")
+                        continue
+                    }
+                    if let c = command(from: t, path: path, problem: problem) { commands.append(c) }
+                }
+            } else {
+                problem(entry.line, "command: expected [[command]] tables, one per command")
+            }
+        }
+
+        // Conflicts are checked among the commands that parsed, so one run reports everything.
+        do {
+            let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
+            if problems.isEmpty { return Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry) }
+        } catch {
+            for c in error.conflicts { problems.append(.init(location: c.location, message: c.message)) }
+        }
+        throw ConfigError(problems: problems.sorted { $0.location.line < $1.location.line })
+    }
+
+    private static func stringArray(_ value: TOMLValue) -> [String]? {
+        guard case .array(let elements, _) = value else { return nil }
+        var out: [String] = []
+        for e in elements {
+            guard case .string(let s) = e else { return nil }
+            out.append(s)
+        }
+        return out
+    }
+
+    private static func command(from t: TOMLTable, path: String, problem: (Int, String) -> Void) -> Command? {
+        var ok = true
+        for e in t.entries where !commandKeys.contains(e.key) {
+            problem(e.line, "unknown key '\(e.key)' in [[command]]; expected one of \(commandKeys.joined(separator: ", "))")
+            ok = false
+        }
+        func string(_ key: String, required: Bool) -> (String, Int)? {
+            guard let e = t.entry(key) else {
+                if required {
+                    problem(t.line, "[[command]] needs '\(key)'")
+                    ok = false
+                }
+                return nil
+            }
+            guard case .string(let s) = e.value, !s.isEmpty else {
+                problem(e.line, "\(key): expected a non-empty string, found \(e.value.kindDescription)")
+                ok = false
+                return nil
+            }
+            return (s, e.line)
+        }
+        func bool(_ key: String) -> Bool {
+            guard let e = t.entry(key) else { return false }
+            guard case .boolean(let b) = e.value else {
+                problem(e.line, "\(key): expected true or false, found \(e.value.kindDescription)")
+                ok = false
+                return false
+            }
+            return b
+        }
+        let id = string("id", required: true)
+        let title = string("title", required: false)
+        let keys = string("keys", required: true)
+        let scope = string("scope", required: false)
+        let rep = bool("repeat")
+        let priority = bool("priority_over_text_input")
+        var run: [String] = []
+        if let e = t.entry("run") {
+            if let list = stringArray(e.value), !list.isEmpty, !list[0].isEmpty {
+                run = list
+            } else {
+                problem(e.line, "run: expected a non-empty array of strings: the program and its arguments (no shell)")
+                ok = false
+            }
+        }
+        var chords: [ChordKey] = []
+        if let (text, line) = keys {
+            do { chords = try ChordKey.parseSequence(text) } catch {
+                problem(line, "keys = \(error.description)")
+                ok = false
+            }
+        }
+        guard ok, let (idText, _) = id, let (keysText, _) = keys else { return nil }
+        if let s = scope?.0, s.contains(where: { $0 == "," || $0 == " " }) {
+            problem(scope!.1, "scope: expected one scope name without commas or spaces, found '\(s)'")
+            return nil
+        }
+        return Command(
+            id: idText, title: title?.0 ?? idText, keys: chords, keysText: keysText,
+            scope: scope?.0 ?? CommandTable.globalScope, repeat: rep, priorityOverTextInput: priority, run: run,
+            location: SourceLocation(path: path, line: t.line))
+    }
+}

@@ -1,0 +1,94 @@
+import KbdKeymap
+import KbdGeometry
+import KbdCore
+import KbdJSON
+import KbdSystem
+import KbdCommands
+public import KbdPipeline
+/// Formats pipeline events as JSON Lines (the replay and socket contract) or
+/// as readable text for terminals.
+public enum EventFormatter {
+    public enum Format: String, Sendable, CaseIterable {
+        case text, json
+    }
+
+    /// One line, without the newline.
+    public static func line(_ event: PipelineEvent, format: Format) -> String {
+        format == .json ? json(event) : text(event)
+    }
+
+    /// `{"event":…,"time":…,…}`: `event` first, then the fields of DESIGN's replay contract.
+    public static func json(_ event: PipelineEvent) -> String {
+        var o = "{\"event\":\"" + event.kind + "\",\"time\":" + event.time.description
+        func field(_ name: String, _ value: String) {
+            o += ",\"" + name + "\":"
+            JSONValue.appendQuoted(value, to: &o)
+        }
+        switch event {
+        case .attach(_, let device, let keyboard), .detach(_, let device, let keyboard):
+            field("device", device)
+            o += ",\"keyboard\":" + (keyboard ? "true" : "false")
+        case .key(let key, let device):
+            field("device", device)
+            field("code", key.codeName)
+            field("state", key.state.rawValue)
+            field("keysym", key.keysym.name)
+            field("utf8", key.utf8 ?? "")
+            o += ",\"mods\":[" + key.modifiers.names.map { "\"" + $0 + "\"" }.joined(separator: ",") + "]"
+            o += ",\"layout\":" + String(key.layout)
+            if let text = key.composedText { field("text", text) }
+            if key.synthetic { o += ",\"synthetic\":true" }
+        case .chord(_, let device, let chord):
+            field("device", device)
+            field("chord", chord)
+        case .command(_, _, let command, let chord):
+            field("id", command.id)
+            field("title", command.title)
+            field("scope", command.scope)
+            field("chord", chord)
+        case .presence(_, let present):
+            o += ",\"hardware_keyboard\":" + (present ? "true" : "false")
+        case .geometry(_, let report):
+            for (key, value) in report.jsonObject().members {
+                o += ",\"" + key + "\":" + value.serialized()
+            }
+        case .dropped(_, let device, let count, let reason):
+            field("device", device)
+            o += ",\"count\":" + String(count)
+            field("reason", reason)
+        }
+        return o + "}"
+    }
+
+    /// `TIME  KIND  details`, aligned for reading.
+    public static func text(_ event: PipelineEvent) -> String {
+        let time = event.time.description
+        let pad = String(repeating: " ", count: max(1, 18 - time.count))
+        let head = time + pad + event.kind + String(repeating: " ", count: max(1, 10 - event.kind.count))
+        switch event {
+        case .attach(_, let device, let keyboard):
+            return head + "\"\(device.escapingControlCharacters)\"" + (keyboard ? " (keyboard)" : " (not a keyboard)")
+        case .detach(_, let device, _):
+            return head + "\"\(device.escapingControlCharacters)\""
+        case .key(let key, let device):
+            var s = head + "\(key.codeName) \(key.state.rawValue) keysym=\(key.keysym.name)"
+            if let u = key.utf8, !u.isEmpty { s += " utf8=" + JSONValue.quoted(u) }
+            if let t = key.composedText { s += " text=" + JSONValue.quoted(t) }
+            if !key.modifiers.isEmpty { s += " mods=" + key.modifiers.description }
+            s += " layout=\(key.layout)"
+            if key.synthetic { s += " (synthetic)" }
+            return s + " [\(device.escapingControlCharacters)]"
+        case .chord(_, let device, let chord):
+            return head + chord + " [\(device.escapingControlCharacters)]"
+        case .command(_, _, let command, let chord):
+            return head + "\(command.id) \"\(command.title)\" \(chord)" + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope)]")
+        case .presence(_, let present):
+            return head + "hardware keyboard " + (present ? "present" : "absent")
+        case .geometry(_, let report):
+            let fields = report.jsonObject()
+            return head + (fields["layout"].map { $0.serialized() } ?? "") + " " + (fields["keyboard_frame"]?.serialized() ?? "")
+        case .dropped(_, let device, let count, let reason):
+            return head + "\(count) events (\(reason)) [\(device.escapingControlCharacters)]"
+        }
+    }
+}

@@ -1,0 +1,26 @@
+/// Device selection from `[devices]`: names or `vendor:product` ids to include
+/// even if they do not look like keyboards, or to exclude even if they do.
+public struct DeviceFilter: Sendable, Equatable {
+    public var include: [String]
+    public var exclude: [String]
+    /// Grab devices (EVIOCGRAB) so other programs do not see their keys.
+    public var grab: Bool
+
+    public init(include: [String] = [], exclude: [String] = [], grab: Bool = false) {
+        self.include = include
+        self.exclude = exclude
+        self.grab = grab
+    }
+
+    /// Whether an entry (a device name, or `vvvv:pppp` in hex) names the device.
+    static func matches(_ entry: String, name: String, id: InputID) -> Bool {
+        entry == name || entry.lowercased() == id.vendorProduct
+    }
+
+    /// nil when the filter says nothing about the device, else include (true) or exclude (false).
+    public func verdict(name: String, id: InputID) -> Bool? {
+        if exclude.contains(where: { Self.matches($0, name: name, id: id) }) { return false }
+        if include.contains(where: { Self.matches($0, name: name, id: id) }) { return true }
+        return nil
+    }
+}

@@ -1,0 +1,434 @@
+import KbdSystem
+public import KbdCore
+public import KbdKeymap
+public import KbdCommands
+public import KbdPipeline
+public import KbdConfig
+import KbdControl
+import KbdJSON
+public import Logging
+import CLinux
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The live service: one thread runs `run()`, owns every device handle, the
+/// control socket and the children, and sleeps in `epoll_wait` with no timeout
+/// unless a sequence or presence debounce is pending. Devices feed the same
+/// `Pipeline` as replay.
+///
+/// Everything that touches the process (signals, sd_notify, the config path) is
+/// the caller's: signals come in through `addExternal`, config through `load`.
+public final class KeyboardDaemon {
+    public struct Options: Sendable {
+        /// Where the control socket goes; nil for none.
+        public var socketPath: String?
+        /// Let clients subscribe to `key` events (typed text).
+        public var allowKeyEvents: Bool
+        public var maxChildren: Int
+        public var presenceDebounceMilliseconds: Int
+        public var compose: ComposeSource
+
+        public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
+                    presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none) {
+            self.socketPath = socketPath
+            self.allowKeyEvents = allowKeyEvents
+            self.maxChildren = maxChildren
+            self.presenceDebounceMilliseconds = presenceDebounceMilliseconds
+            self.compose = compose
+        }
+    }
+
+    /// A loaded configuration: the table and the keymap compiled for it.
+    public struct Loaded {
+        public var config: Config
+        public var keymap: XkbKeymap
+        public init(config: Config, keymap: XkbKeymap) {
+            self.config = config
+            self.keymap = keymap
+        }
+    }
+
+    /// A device node the daemon knows about, open or not.
+    public typealias DeviceRecord = DeviceRow
+
+    private enum Token {
+        static let hotplug: UInt64 = 1
+        static let listener: UInt64 = 2
+        static let devices: UInt64 = 1 << 32
+        static let clients: UInt64 = 2 << 32
+        static let children: UInt64 = 3 << 32
+        static let external: UInt64 = 4 << 32
+    }
+
+    public let options: Options
+    public let logger: Logger
+    private let source: any DeviceSource
+    private let clock: () -> EventTime
+    private let load: () throws -> Loaded
+    private let epoll: Epoll
+    private var loaded: Loaded
+    private var pipeline: Pipeline
+    private var control: ControlServer?
+    public let runner: CommandRunner
+    private var open: [DeviceID: any InputDevice] = [:]
+    private var byPath: [String: DeviceID] = [:]
+    /// Every node seen, with its verdict or why it could not be opened.
+    public private(set) var known: [String: DeviceRecord] = [:]
+    private var nextDevice = 1
+    private var externals: [UInt64: (Int32, () -> Void)] = [:]
+    private var scopes: [String] = []
+    private var textInput = false
+    private var stopRequested = false
+    private var events: [PipelineEvent] = []
+    private var inputBuffer: [InputEvent] = []
+    private var tokens: [UInt64] = []
+    /// Called with every pipeline event after the daemon handled it (tests, metrics).
+    public var observer: ((PipelineEvent) -> Void)?
+    /// Called after each command was dispatched: (command, event time, dispatch time), for latency figures.
+    public var dispatchObserver: ((Command, EventTime, EventTime) -> Void)?
+
+    /// Loads the config (throws if the first one is bad), opens the socket, scans devices.
+    public init(options: Options, source: any DeviceSource, logger: Logger, clock: @escaping () -> EventTime = monotonicNow,
+                load: @escaping () throws -> Loaded) throws {
+        self.options = options
+        self.source = source
+        self.logger = logger
+        self.clock = clock
+        self.load = load
+        self.epoll = try Epoll()
+        self.loaded = try load()
+        self.runner = CommandRunner(maxChildren: options.maxChildren, logger: logger)
+        self.pipeline = try Self.makePipeline(loaded, options: options)
+        runner.watch = { [unowned self] fd in try? self.epoll.add(fd, token: Token.children | UInt64(UInt32(bitPattern: fd))) }
+        runner.unwatch = { [unowned self] fd in self.epoll.remove(fd) }
+        if let path = options.socketPath {
+            let server = try ControlServer(path: path, logger: logger)
+            try epoll.add(server.listener, token: Token.listener)
+            control = server
+            logger.info("control socket at \(path)")
+        }
+        if source.startWatching(), let fd = source.hotplugDescriptor {
+            try epoll.add(fd, token: Token.hotplug)
+        } else {
+            logger.warning("cannot watch for new devices yet (no input directory); will retry")
+        }
+        for path in source.scan() { openDevice(path) }
+        logger.info("ready: \(loaded.config.table.commands.count) commands, \(open.count) keyboards")
+    }
+
+    private static func makePipeline(_ loaded: Loaded, options: Options) throws -> Pipeline {
+        try Pipeline(keymap: loaded.keymap, table: loaded.config.table, geometry: try loaded.config.geometryState(),
+                     options: Pipeline.Options(emitKeys: options.allowKeyEvents, compose: options.allowKeyEvents ? options.compose : .none,
+                                               deviceFilter: loaded.config.devices,
+                                               presenceDebounceMilliseconds: options.presenceDebounceMilliseconds))
+    }
+
+    public var config: Config { loaded.config }
+    public var keyboardCount: Int { open.count }
+    public var hardwareKeyboardPresent: Bool { pipeline.presence.reported }
+    public var socketPath: String? { control?.path }
+
+    /// Watches an outside descriptor (a signalfd, say); `handler` runs when it is readable.
+    public func addExternal(_ fd: Int32, handler: @escaping () -> Void) throws {
+        let token = Token.external | UInt64(externals.count)
+        externals[token] = (fd, handler)
+        try epoll.add(fd, token: token)
+    }
+
+    public func requestStop() { stopRequested = true }
+
+    /// Replaces the control socket's peer check (default: root, our uid, or a member of our group).
+    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32, _ pid: Int32) -> Bool) {
+        control?.authorize = check
+    }
+
+    /// Runs until `requestStop()`.
+    public func run() {
+        while !stopRequested { runOnce(maxWaitMilliseconds: nil) }
+        shutdown()
+    }
+
+    /// Waits for activity (at most until the next deadline, or `maxWaitMilliseconds`) and handles it.
+    public func runOnce(maxWaitMilliseconds: Int?) {
+        var timeout: Int32 = -1
+        if let deadline = pipeline.nextDeadline {
+            let ms = max(0, (deadline.microseconds - clock().microseconds + 999) / 1000)
+            timeout = Int32(min(ms, 60_000))
+        }
+        if let cap = maxWaitMilliseconds { timeout = timeout < 0 ? Int32(cap) : min(timeout, Int32(cap)) }
+        epoll.wait(timeoutMilliseconds: timeout, into: &tokens)
+        for token in tokens { dispatch(token) }
+        if pipeline.nextDeadline != nil {
+            pipeline.advance(to: clock(), into: &events)
+            publish()
+        }
+        if runner.running > 0 { runner.reap() }
+    }
+
+    private func dispatch(_ token: UInt64) {
+        switch token & 0xFFFF_FFFF_0000_0000 {
+        case Token.devices: readDevice(DeviceID(Int(token & 0xFFFF_FFFF)))
+        case Token.clients: if let c = control?.clients[Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)] { readClient(c) }
+        case Token.children: runner.drainOutput(Int32(truncatingIfNeeded: token & 0xFFFF_FFFF))
+        case Token.external: externals[token]?.1()
+        default:
+            if token == Token.hotplug { hotplug() } else if token == Token.listener { acceptClients() }
+        }
+    }
+
+    // MARK: - Devices
+
+    private func openDevice(_ path: String) {
+        guard byPath[path] == nil else { return }
+        let device: any InputDevice
+        do { device = try source.open(path) } catch {
+            // EACCES right after creation is normal: udev has not set the permissions yet.
+            known[path] = DeviceRow(path: path, name: "", error: error.message, reportsOpen: true)
+            if error.errno != EACCES && error.errno != ENOENT && error.errno != ENODEV {
+                logger.warning("cannot open \(path): \(error.message)")
+            }
+            return
+        }
+        let verdict = pipeline.classify(device.description)
+        known[path] = DeviceRow(path: path, name: device.description.name, verdict: verdict, reportsOpen: true)
+        guard verdict.isKeyboard else {
+            logger.debug("ignoring \(path) \"\(device.description.name)\": \(verdict.reason)")
+            return  // closed when `device` goes out of scope: non-keyboards cost no wake-ups
+        }
+        if loaded.config.devices.grab {
+            do { try device.setGrabbed(true) } catch { logger.warning("cannot grab \(path): \(error.message)") }
+        }
+        let id = DeviceID(nextDevice)
+        nextDevice += 1
+        do { try epoll.add(device.fileDescriptor, token: Token.devices | UInt64(id.rawValue)) } catch {
+            logger.error("cannot watch \(path): \(error.message)")
+            return
+        }
+        open[id] = device
+        byPath[path] = id
+        known[path]?.id = id
+        logger.info("keyboard attached: \(path) \"\(device.description.name)\" (\(device.description.id))")
+        pipeline.process(.attached(id, device.description, verdict: verdict, time: clock()), into: &events)
+        // Keys already down when we opened it (a chord being held) are taken as they are.
+        let keys = device.keysDown()
+        if !keys.isEmpty { pipeline.process(.resynchronized(id, keysDown: keys, time: clock()), into: &events) }
+        publish()
+    }
+
+    private func closeDevice(_ id: DeviceID, reason: String) {
+        guard let device = open.removeValue(forKey: id) else { return }
+        epoll.remove(device.fileDescriptor)
+        byPath[device.path] = nil
+        known[device.path] = nil
+        logger.info("keyboard detached: \(device.path) \"\(device.description.name)\" (\(reason))")
+        pipeline.process(.detached(id, time: clock()), into: &events)
+        publish()
+    }
+
+    private func readDevice(_ id: DeviceID) {
+        guard let device = open[id] else { return }
+        inputBuffer.removeAll(keepingCapacity: true)
+        let status = device.read(into: &inputBuffer)
+        for event in inputBuffer { pipeline.process(.input(id, event), into: &events) }
+        switch status {
+        case .drained: break
+        case .resynchronized(let keys, let dropped):
+            logger.warning("\(device.path): the kernel dropped events (SYN_DROPPED); resynchronised, \(dropped) state changes replayed")
+            pipeline.process(.resynchronized(id, keysDown: keys, time: clock()), into: &events)
+        case .gone:
+            publish()
+            closeDevice(id, reason: "device gone")
+            return
+        case .failed(let e):
+            publish()
+            closeDevice(id, reason: e.description)
+            return
+        }
+        publish()
+    }
+
+    private func hotplug() {
+        let (added, removed) = source.readHotplug()
+        for path in removed {
+            if let id = byPath[path] { closeDevice(id, reason: "node removed") }
+            known[path] = nil
+        }
+        for path in added where byPath[path] == nil { openDevice(path) }
+    }
+
+    /// Retries watching and scanning (the input directory appeared later, as in a container).
+    public func rescan() {
+        if source.hotplugDescriptor == nil, source.startWatching(), let fd = source.hotplugDescriptor {
+            try? epoll.add(fd, token: Token.hotplug)
+        }
+        for path in source.scan() where byPath[path] == nil { openDevice(path) }
+    }
+
+    // MARK: - Output
+
+    private func publish() {
+        guard !events.isEmpty else { return }
+        for event in events {
+            switch event {
+            case .chord(_, let device, let chord):
+                logger.info("chord \(chord) on \"\(device)\"")
+            case .command(let time, let device, let command, let chord):
+                logger.info("command \(command.id) (\(chord)) on \"\(device)\"")
+                if !command.run.isEmpty { runner.run(command.run, commandID: command.id) }
+                dispatchObserver?(command, time, clock())
+            case .presence(_, let present):
+                logger.info("hardware keyboard \(present ? "present" : "absent")")
+            case .dropped(_, let device, let count, let reason):
+                logger.warning("\(count) events dropped on \"\(device)\" (\(reason))")
+            case .key, .attach, .detach, .geometry:
+                break
+            }
+            broadcast(event)
+            observer?(event)
+        }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    private func broadcast(_ event: PipelineEvent) {
+        guard let control else { return }
+        let kind = event.kind
+        var line: String?
+        for client in control.clients.values where client.subscriptions.contains(kind) {
+            if line == nil { line = EventFormatter.json(event) }
+            switch control.send(line!, to: client) {
+            case .sent: break
+            case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
+            case .broken: drop(client, reason: nil)
+            }
+        }
+    }
+
+    // MARK: - Control socket
+
+    private func acceptClients() {
+        guard let control else { return }
+        for client in control.acceptAll() {
+            do { try epoll.add(client.fd, token: Token.clients | UInt64(UInt32(bitPattern: client.fd))) } catch {
+                control.remove(client)
+            }
+            logger.debug("control: client \(client.id) connected (uid \(client.uid))")
+        }
+    }
+
+    private func drop(_ client: ControlServer.Client, reason: String?) {
+        guard let control else { return }
+        if let reason { logger.warning("control: disconnecting client \(client.id): \(reason)") }
+        epoll.remove(client.fd)
+        control.remove(client)
+    }
+
+    private func readClient(_ client: ControlServer.Client) {
+        guard let control else { return }
+        if !client.output.isEmpty, !control.flush(client) { return drop(client, reason: "connection broken") }
+        switch control.read(client) {
+        case .closed(let reason): drop(client, reason: reason)
+        case .lines(let lines):
+            for line in lines where !line.allSatisfy({ $0 == " " || $0 == "\r" }) {
+                let reply = handle(line, from: client)
+                switch control.send(reply, to: client) {
+                case .sent: continue
+                case .overflow: return drop(client, reason: "not reading its replies")
+                case .broken: return drop(client, reason: nil)
+                }
+            }
+        }
+    }
+
+    /// Handles one request line; returns the reply line.
+    private func handle(_ line: String, from client: ControlServer.Client) -> String {
+        let request: ControlRequest
+        do { request = try ControlRequest.parse(line) } catch {
+            return reply("error", ["error": .string(error.message)], ok: false)
+        }
+        switch request {
+        case .subscribe(let kinds):
+            if kinds.contains("key") && !options.allowKeyEvents {
+                return reply("subscribe", ["error": .string("key events carry typed text; the daemon was not started with --allow-key-events")], ok: false)
+            }
+            client.subscriptions = kinds
+            return reply("subscribe", ["events": .array(kinds.sorted().map { .string($0) })])
+        case .setScopes(let list):
+            scopes = list
+            pipeline.setScopes(list)
+            return reply("set_scopes", ["scopes": .array(list.map { .string($0) })])
+        case .setTextInput(let active):
+            textInput = active
+            pipeline.setTextInputActive(active)
+            return reply("set_text_input", ["active": .bool(active)])
+        case .listCommands:
+            let listing = CommandListing(table: pipeline.table, activeScopes: scopes.isEmpty ? nil : scopes)
+            return reply("list_commands", ["commands": .array(listing.jsonValues(shadowing: false))])
+        case .listDevices:
+            return reply("list_devices", ["devices": .array(deviceList().map(\.jsonValue))])
+        case .reload:
+            let ok = reload()
+            return reply("reload", ["commands": .number(Double(pipeline.table.commands.count))], ok: ok)
+        case .ping:
+            return reply("ping", [:])
+        }
+    }
+
+    private func reply(_ name: String, _ fields: [String: JSONValue], ok: Bool = true) -> String {
+        ControlReply.line(name, fields, ok: ok)
+    }
+
+    /// Every node seen, sorted by path.
+    public func deviceList() -> [DeviceRecord] {
+        known.values.sorted { $0.path.count == $1.path.count ? $0.path < $1.path : $0.path.count < $1.path.count }
+    }
+
+    // MARK: - Reload
+
+    /// Loads the config again. A bad config is logged and the old one kept (returns false).
+    @discardableResult
+    public func reload() -> Bool {
+        let next: Loaded
+        do { next = try load() } catch {
+            logger.error("reload failed, keeping the previous config: \(error)")
+            return false
+        }
+        do {
+            if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && geometryUnchanged(next.config) {
+                pipeline.replaceTable(next.config.table)
+            } else {
+                // A new keymap needs new xkb states: rebuild the pipeline and re-attach the open keyboards.
+                let fresh = try Self.makePipeline(next, options: options)
+                var discard: [PipelineEvent] = []
+                for (id, device) in open.sorted(by: { $0.key < $1.key }) {
+                    fresh.process(.attached(id, device.description, verdict: fresh.classify(device.description), time: clock()), into: &discard)
+                    let keys = device.keysDown()
+                    if !keys.isEmpty { fresh.process(.resynchronized(id, keysDown: keys, time: clock()), into: &discard) }
+                }
+                fresh.setScopes(scopes)
+                fresh.setTextInputActive(textInput)
+                pipeline = fresh
+            }
+        } catch {
+            logger.error("reload failed, keeping the previous config: \(error)")
+            return false
+        }
+        loaded = next
+        logger.info("reloaded \(next.config.path): \(next.config.table.commands.count) commands")
+        return true
+    }
+
+    private func geometryUnchanged(_ next: Config) -> Bool {
+        (next.geometry == nil) == (loaded.config.geometry == nil) && next.geometry == loaded.config.geometry
+    }
+
+    private func shutdown() {
+        for id in open.keys.sorted() { closeDevice(id, reason: "daemon stopping") }
+        control = nil
+        // Break the cycles callers' closures may form with the daemon (a signal handler holding it).
+        externals.removeAll()
+        observer = nil
+        dispatchObserver = nil
+        logger.info("stopped")
+    }
+}

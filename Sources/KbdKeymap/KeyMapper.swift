@@ -1,0 +1,205 @@
+public import KbdCore
+/// Turns `EV_KEY` events into `KeyEvent`s with xkbcommon, one xkb state (and
+/// compose state) per device, following libxkbcommon's
+/// `tools/interactive-evdev.c`: keycode = evdev code + 8, keysyms and text
+/// read before `xkb_state_update_key`, kernel repeat ignored for keys the
+/// keymap says do not repeat, repeats never change the state.
+///
+/// It keeps the set of keys each device holds, drops impossible transitions
+/// (a press of a key already down, a release or repeat of a key not down) and
+/// counts them, and synthesises releases when a device goes away or resyncs,
+/// so no key or modifier stays stuck.
+public final class KeyMapper {
+    public struct Options: Sendable {
+        /// Fill `utf8` on key events (only needed when key events are printed).
+        public var wantsText: Bool
+        /// Run compose and dead-key sequences (fills `composedText`).
+        public var compose: ComposeSource
+
+        public init(wantsText: Bool = false, compose: ComposeSource = .none) {
+            self.wantsText = wantsText
+            self.compose = compose
+        }
+    }
+
+    /// Counts of events the mapper did not turn into key events.
+    public struct Counters: Sendable, Equatable {
+        public var pressWhileDown = 0
+        public var releaseWhileUp = 0
+        public var repeatWhileUp = 0
+        public var repeatIgnored = 0
+        public var badValue = 0
+        public var dropped: Int { pressWhileDown + releaseWhileUp + repeatWhileUp + badValue }
+    }
+
+    private final class DeviceKeyboard {
+        let state: XkbState
+        let compose: ComposeState?
+        /// Keys down, in the order they went down.
+        var down: [UInt16] = []
+        init(state: XkbState, compose: ComposeState?) {
+            self.state = state
+            self.compose = compose
+        }
+    }
+
+    public private(set) var keymap: XkbKeymap
+    public let options: Options
+    private let composeTable: ComposeTable?
+    private var devices = DeviceMap<DeviceKeyboard>()
+    public private(set) var counters = Counters()
+
+    public init(keymap: XkbKeymap, options: Options = Options()) throws(KeymapError) {
+        self.keymap = keymap
+        self.options = options
+        switch options.compose {
+        case .none: composeTable = nil
+        default: composeTable = try ComposeTable(context: keymap.context, source: options.compose)
+        }
+    }
+
+    /// Starts tracking a device with a fresh state (no keys down, first layout).
+    public func attach(_ device: DeviceID) throws(KeymapError) {
+        devices[device] = DeviceKeyboard(
+            state: try XkbState(keymap: keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) })
+    }
+
+    /// Keys the device holds, in press order.
+    public func keysDown(_ device: DeviceID) -> [UInt16] { devices[device]?.down ?? [] }
+
+    /// The device's effective modifiers right now.
+    public func modifiers(_ device: DeviceID) -> ModifierSet { devices[device]?.state.modifiers ?? [] }
+
+    /// The device's effective layout right now.
+    public func layout(_ device: DeviceID) -> Int { devices[device]?.state.effectiveLayout ?? 0 }
+
+    /// Stops tracking a device; returns releases for every key it still held
+    /// (most recent first), so modifiers do not stay stuck downstream.
+    public func detach(_ device: DeviceID, at time: EventTime) -> [KeyEvent] {
+        let releases = releaseAll(device, at: time)
+        devices[device] = nil
+        return releases
+    }
+
+    /// Releases every key the device holds (after a resynchronisation that could
+    /// not tell which keys are still down); returns the synthetic releases.
+    public func releaseAll(_ device: DeviceID, at time: EventTime) -> [KeyEvent] {
+        guard let kbd = devices[device] else { return [] }
+        var out: [KeyEvent] = []
+        for code in kbd.down.reversed() {
+            if let e = synthetic(kbd, device: device, time: time, code: code, state: .release) { out.append(e) }
+        }
+        kbd.compose?.reset()
+        return out
+    }
+
+    /// Brings the device to exactly `keys` down (a resync from the kernel's key
+    /// state): releases keys no longer down, presses keys newly down.
+    public func synchronize(_ device: DeviceID, keysDown keys: Set<UInt16>, at time: EventTime) -> [KeyEvent] {
+        guard let kbd = devices[device] else { return [] }
+        var out: [KeyEvent] = []
+        for code in kbd.down.reversed() where !keys.contains(code) {
+            if let e = synthetic(kbd, device: device, time: time, code: code, state: .release) { out.append(e) }
+        }
+        for code in keys.sorted() where !kbd.down.contains(code) {
+            if let e = synthetic(kbd, device: device, time: time, code: code, state: .press) { out.append(e) }
+        }
+        kbd.compose?.reset()
+        return out
+    }
+
+    /// What became of one `EV_KEY` event.
+    public enum Outcome: Sendable {
+        /// The key event xkbcommon made of it.
+        case key(KeyEvent)
+        /// An impossible transition or a bad value, discarded and counted in `counters`
+        /// (a press of a key already down, a release or repeat of a key not down).
+        case dropped
+        /// Nothing to do: a kernel repeat of a key the keymap says does not repeat,
+        /// a device not attached, or not a key event.
+        case ignored
+    }
+
+    /// Maps one `EV_KEY` event of an attached device.
+    public func map(_ event: InputEvent, device: DeviceID) -> Outcome {
+        guard event.type == EventType.key, let kbd = devices[device] else { return .ignored }
+        guard let state = KeyState(value: event.value) else {
+            counters.badValue += 1
+            return .dropped
+        }
+        return map(kbd, device: device, time: event.time, code: event.code, state: state)
+    }
+
+    /// Maps one `EV_KEY` event of an attached device; nil when it is dropped or ignored.
+    public func handle(_ event: InputEvent, device: DeviceID) -> KeyEvent? {
+        if case .key(let key) = map(event, device: device) { return key }
+        return nil
+    }
+
+    private func synthetic(_ kbd: DeviceKeyboard, device: DeviceID, time: EventTime, code: UInt16, state: KeyState) -> KeyEvent? {
+        guard case .key(var event) = map(kbd, device: device, time: time, code: code, state: state) else { return nil }
+        event.synthetic = true
+        return event
+    }
+
+    private func map(_ kbd: DeviceKeyboard, device: DeviceID, time: EventTime, code: UInt16, state: KeyState) -> Outcome {
+        let isDown = kbd.down.contains(code)
+        switch state {
+        case .press:
+            if isDown { counters.pressWhileDown += 1; return .dropped }
+        case .release:
+            if !isDown { counters.releaseWhileUp += 1; return .dropped }
+        case .repeat:
+            if !isDown { counters.repeatWhileUp += 1; return .dropped }
+            if !keymap.keyRepeats(code: code) { counters.repeatIgnored += 1; return .ignored }
+        }
+        let xkb = kbd.state
+        let keysym = xkb.keysym(code: code)
+        let modifiers = xkb.modifiers
+        // One layout: no per-key or effective layout query needed.
+        let single = keymap.layoutCount == 1
+        let layout = single ? 0 : xkb.layout(code: code)
+        let activeLayout = single ? 0 : xkb.effectiveLayout
+        // Printable text, from the keysym (Caps Lock already applied by xkb); the
+        // control transformation only matters with Ctrl, where text never counts.
+        let utf32 = keysym.utf32
+        let producesText = utf32 >= 0x20 && utf32 != 0x7F
+        var utf8: String?
+        var composed: String?
+        if options.wantsText { utf8 = xkb.utf8(code: code) }
+        if state != .release, let compose = kbd.compose {
+            let (status, text) = compose.feed(keysym)
+            if status == .composed, options.wantsText { composed = text }
+        }
+
+        // Chord forms: level one of the active layout, or of the first Latin layout
+        // when the active one is not Latin (Ctrl+C on Russian).
+        var chordLayout = layout
+        if layout < keymap.latinLayouts.count, !keymap.latinLayouts[layout], let latin = keymap.firstLatinLayout {
+            chordLayout = latin
+        }
+        var levelOne = keymap.levelOneKeysym(code: code, layout: chordLayout)
+        if levelOne == .noSymbol { levelOne = keysym }
+        let chordMods = modifiers.intersection(.chordModifiers)
+        let chord = ChordKey(modifiers: chordMods, keysym: levelOne)
+        var alternateMods = chordMods
+        if !chordMods.isEmpty {
+            var consumed = xkb.consumedModifiers(code: code)
+            if keysym.isCased { consumed.remove(.shift) }
+            alternateMods.subtract(consumed)
+        }
+        let alternate = ChordKey(modifiers: alternateMods, keysym: keysym)
+
+        if state == .press {
+            kbd.down.append(code)
+            xkb.update(code: code, down: true)
+        } else if state == .release {
+            kbd.down.removeAll { $0 == code }
+            xkb.update(code: code, down: false)
+        }
+        return .key(KeyEvent(
+            time: time, device: device, code: code, state: state, keysym: keysym, modifiers: modifiers, layout: activeLayout,
+            producesText: producesText, utf8: utf8, composedText: composed, chord: chord,
+            alternateChord: alternate == chord ? nil : alternate, isModifierKey: keymap.isModifierKey(code: code)))
+    }
+}

@@ -1,0 +1,121 @@
+import KbdCore
+import CXkb
+
+/// Owns one compiled `struct xkb_keymap` plus what the pipeline precomputes
+/// from it once, so no per-event lookup goes by name: the modifier masks of
+/// our named modifiers, each layout's level-one keysym per key, which layouts
+/// are Latin, and which keys are modifier keys.
+public final class XkbKeymap: @unchecked Sendable {
+    // @unchecked: a compiled xkb_keymap is immutable; the precomputed tables are `let`.
+    let pointer: OpaquePointer
+    public let context: XkbContext
+    public let names: KeymapNames
+    /// Layout names as xkbcommon reports them (e.g. "English (US)", "Russian").
+    public let layoutNames: [String]
+    /// For each layout, whether its letter keys produce Latin letters.
+    public let latinLayouts: [Bool]
+    /// The first Latin layout, used for chords on non-Latin layouts.
+    public let firstLatinLayout: Int?
+    /// xkb real-modifier masks for our names.
+    let masks: [(ModifierSet, UInt32)]
+    /// `levelOne[layout * 256 + evdevCode]`: keysym at level one of that layout, 0 if none.
+    let levelOne: [UInt32]
+    /// Evdev codes (< 256) whose level-one keysym is a modifier in any layout.
+    let modifierKeys: Bitmask
+
+    /// Compiles a keymap. The corresponding C function is `xkb_keymap_new_from_names`.
+    public init(context: XkbContext, names: KeymapNames) throws(KeymapError) {
+        let resolved = names.overlaying(.builtIn)
+        let keymap: OpaquePointer? = withRuleNames(resolved) { rmlvo in
+            xkb_keymap_new_from_names(context.pointer, rmlvo, XKB_KEYMAP_COMPILE_NO_FLAGS)
+        }
+        guard let keymap else {
+            throw KeymapError(message: "cannot compile a keymap for \(resolved); check the layout, variant and option names (see /usr/share/X11/xkb/rules/evdev.lst)")
+        }
+        self.pointer = keymap
+        self.context = context
+        self.names = resolved
+
+        let layoutCount = Int(xkb_keymap_num_layouts(keymap))
+        layoutNames = (0..<layoutCount).map { i in
+            xkb_keymap_layout_get_name(keymap, xkb_layout_index_t(i)).map { String(cString: $0) } ?? ""
+        }
+        var table = [UInt32](repeating: 0, count: layoutCount * 256)
+        var modifierKeys = Bitmask()
+        for layout in 0..<layoutCount {
+            for code in 0..<256 {
+                var syms: UnsafePointer<xkb_keysym_t>?
+                let n = xkb_keymap_key_get_syms_by_level(keymap, xkb_keycode_t(code + 8), xkb_layout_index_t(layout), 0, &syms)
+                if n > 0, let syms {
+                    table[layout * 256 + code] = syms[0]
+                    if Keysym(syms[0]).isModifier { modifierKeys.insert(code) }
+                }
+            }
+        }
+        levelOne = table
+        self.modifierKeys = modifierKeys
+        // A layout is Latin when most of the alphabetic block (KEY_Q … KEY_M) gives Latin letters.
+        let letterCodes = Array(16...25) + Array(30...38) + Array(44...50)
+        latinLayouts = (0..<layoutCount).map { layout in
+            let latin = letterCodes.filter { Keysym(table[layout * 256 + $0]).isLatinLetter }.count
+            return latin * 2 > letterCodes.count
+        }
+        firstLatinLayout = latinLayouts.firstIndex(of: true)
+
+        let realNames: [(ModifierSet, String)] = [
+            (.ctrl, XKB_MOD_NAME_CTRL), (.alt, XKB_MOD_NAME_ALT), (.shift, XKB_MOD_NAME_SHIFT),
+            (.super, XKB_MOD_NAME_LOGO), (.altGr, "Mod5"), (.capsLock, XKB_MOD_NAME_CAPS), (.numLock, XKB_MOD_NAME_NUM),
+        ]
+        masks = realNames.compactMap { mod, name in
+            let index = xkb_keymap_mod_get_index(keymap, name)
+            return index == XKB_MOD_INVALID ? nil : (mod, UInt32(1) << index)
+        }
+    }
+
+    deinit { xkb_keymap_unref(pointer) }
+
+    public var layoutCount: Int { layoutNames.count }
+
+    /// Our modifier set for an xkb modifier mask.
+    @inline(__always)
+    func modifiers(fromMask mask: UInt32) -> ModifierSet {
+        var set = ModifierSet()
+        for (mod, bit) in masks where mask & bit != 0 { set.insert(mod) }
+        return set
+    }
+
+    /// The keysym at level one of `layout` for evdev `code`; 0 when none.
+    @inline(__always)
+    public func levelOneKeysym(code: UInt16, layout: Int) -> Keysym {
+        guard code < 256, layout < layoutCount else { return .noSymbol }
+        return Keysym(levelOne[layout * 256 + Int(code)])
+    }
+
+    /// Whether the key's level-one keysym is a modifier (Shift, Control, ISO_Level3_Shift…) in some layout.
+    public func isModifierKey(code: UInt16) -> Bool { modifierKeys.contains(Int(code)) }
+
+    /// Whether the key repeats. The corresponding C function is `xkb_keymap_key_repeats`.
+    public func keyRepeats(code: UInt16) -> Bool {
+        xkb_keymap_key_repeats(pointer, xkb_keycode_t(code) + 8) != 0
+    }
+
+    /// All evdev codes below 256 whose level-one keysym in `layout` is `keysym`.
+    public func codes(forLevelOne keysym: Keysym, layout: Int) -> [UInt16] {
+        (0..<256).compactMap { levelOne[layout * 256 + $0] == keysym.rawValue ? UInt16($0) : nil }
+    }
+}
+
+private func withRuleNames<R>(_ names: KeymapNames, _ body: (UnsafePointer<xkb_rule_names>) -> R) -> R {
+    (names.rules ?? "").withCString { r in
+        (names.model ?? "").withCString { m in
+            (names.layout ?? "").withCString { l in
+                (names.variant ?? "").withCString { v in
+                    (names.options ?? "").withCString { o in
+                        var rmlvo = xkb_rule_names(rules: r, model: m, layout: l, variant: v, options: o)
+                        return withUnsafePointer(to: &rmlvo) { body($0) }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+public import KbdCore
+public import KbdKeymap
+public import KbdCommands
+public import KbdGeometry
+/// The stages after the source, shared by the live daemon and replay:
+/// device bookkeeping and keyboard classification, `KeyMapper` (xkbcommon),
+/// `ChordRouter` (command table), `KeyboardPresence`. Data flows one way:
+/// `process` takes a `SourceEvent` and appends `PipelineEvent`s.
+///
+/// Time comes only from events; `nextDeadline` says when the caller must call
+/// `advance(to:)` if no event arrives first (a pending sequence or presence
+/// debounce). With nothing pending it is nil and the daemon can sleep.
+public final class Pipeline {
+    public struct Options: Sendable {
+        /// Emit `.key` events (typed text): only for `--print keys` or an allowed subscriber.
+        public var emitKeys: Bool
+        public var compose: ComposeSource
+        public var deviceFilter: DeviceFilter
+        public var presenceDebounceMilliseconds: Int
+
+        public init(
+            emitKeys: Bool = false, compose: ComposeSource = .none, deviceFilter: DeviceFilter = DeviceFilter(),
+            presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds
+        ) {
+            self.emitKeys = emitKeys
+            self.compose = compose
+            self.deviceFilter = deviceFilter
+            self.presenceDebounceMilliseconds = presenceDebounceMilliseconds
+        }
+    }
+
+    final class Device {
+        let name: String
+        let description: DeviceDescription
+        let verdict: KeyboardClassifier.Verdict
+        /// Inside a SYN_DROPPED frame: events are discarded until SYN_REPORT.
+        var dropping = false
+        var droppedEvents = 0
+        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict) {
+            self.name = name
+            self.description = description
+            self.verdict = verdict
+        }
+    }
+
+    public let options: Options
+    public private(set) var mapper: KeyMapper
+    public private(set) var router: ChordRouter
+    public private(set) var presence: KeyboardPresence
+    /// The layout guide that presence drives (nil: no `[geometry]` configured).
+    public private(set) var geometry: KeyboardGeometry?
+    private var devices = DeviceMap<Device>()
+    private var routerOutputs: [ChordRouter.Output] = []
+    /// Events read from devices and processed, or counted as dropped.
+    public private(set) var eventsProcessed = 0
+    public private(set) var eventsDropped = 0
+
+    public init(
+        keymap: XkbKeymap, table: CommandTable, scopes: [String] = [], textInputActive: Bool = false, geometry: GeometryState? = nil,
+        options: Options = Options()
+    ) throws(KeymapError) {
+        self.options = options
+        self.geometry = geometry.map { KeyboardGeometry($0) }
+        self.mapper = try KeyMapper(keymap: keymap, options: KeyMapper.Options(wantsText: options.emitKeys, compose: options.compose))
+        self.router = ChordRouter(table: table, scopes: scopes, textInputActive: textInputActive)
+        self.presence = KeyboardPresence(debounceMilliseconds: options.presenceDebounceMilliseconds)
+    }
+
+    public var table: CommandTable { router.table }
+
+    /// Sets the active scopes (most specific first).
+    public func setScopes(_ scopes: [String]) { router.setScopes(scopes) }
+    public func setTextInputActive(_ active: Bool) { router.textInputActive = active }
+
+    /// Swaps in a new command table (a config reload that validated).
+    public func replaceTable(_ table: CommandTable) { router.replaceTable(table) }
+
+    /// The keyboard verdict for a device description under this pipeline's device filter.
+    public func classify(_ description: DeviceDescription) -> KeyboardClassifier.Verdict {
+        KeyboardClassifier.classify(description, filter: options.deviceFilter)
+    }
+
+    /// Names and verdicts of the attached devices.
+    public var attachedDevices: [(DeviceID, String, KeyboardClassifier.Verdict)] {
+        devices.entries.sorted { $0.0 < $1.0 }.map { ($0.0, $0.1.name, $0.1.verdict) }
+    }
+
+    /// The earliest time something happens without new input.
+    public var nextDeadline: EventTime? {
+        switch (router.nextDeadline, presence.nextDeadline) {
+        case (nil, nil): return nil
+        case (let a?, nil): return a
+        case (nil, let b?): return b
+        case (let a?, let b?): return min(a, b)
+        }
+    }
+
+    /// Fires timers due at or before `time`.
+    public func advance(to time: EventTime, into out: inout [PipelineEvent]) {
+        routerOutputs.removeAll(keepingCapacity: true)
+        router.expire(at: time, into: &routerOutputs)
+        if let at = presence.expire(at: time) { emitPresence(false, at: at, into: &out) }
+    }
+
+    /// Processes one source event.
+    public func process(_ event: SourceEvent, into out: inout [PipelineEvent]) {
+        if let deadline = nextDeadline, event.time > deadline { advance(to: event.time, into: &out) }
+        switch event {
+        case .attached(let id, let description, let given, let time):
+            advance(to: time, into: &out)
+            let verdict = given ?? classify(description)
+            devices[id] = Device(name: description.name, description: description, verdict: verdict)
+            out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard))
+            if verdict.isKeyboard {
+                try? mapper.attach(id)
+                if let changed = presence.attach(id, at: time) { emitPresence(changed, at: time, into: &out) }
+            }
+
+        case .input(let id, let input):
+            eventsProcessed += 1
+            guard let device = devices[id] else { return }
+            if input.type == EventType.syn {
+                if input.code == SynCode.dropped {
+                    device.dropping = true
+                } else if input.code == SynCode.report, device.dropping {
+                    device.dropping = false
+                    // A recording cannot tell which keys are still down: release them all.
+                    resync(id, keysDown: nil, at: input.time, into: &out)
+                }
+                return
+            }
+            if device.dropping {
+                device.droppedEvents += 1
+                eventsDropped += 1
+                return
+            }
+            guard input.type == EventType.key, device.verdict.isKeyboard else { return }
+            switch mapper.map(input, device: id) {
+            case .key(let key): route(key, device: device.name, into: &out)
+            case .dropped: eventsDropped += 1
+            case .ignored: break
+            }
+
+        case .resynchronized(let id, let keys, let time):
+            devices[id]?.dropping = false
+            resync(id, keysDown: keys, at: time, into: &out)
+
+        case .detached(let id, let time):
+            guard let device = devices[id] else { return }
+            advance(to: time, into: &out)
+            if device.verdict.isKeyboard {
+                for key in mapper.detach(id, at: time) { route(key, device: device.name, into: &out) }
+                routerOutputs.removeAll(keepingCapacity: true)
+                router.deviceDetached(id, at: time, into: &routerOutputs)
+            }
+            devices[id] = nil
+            out.append(.detach(time: time, device: device.name, keyboard: device.verdict.isKeyboard))
+            if device.verdict.isKeyboard, let changed = presence.detach(id, at: time) {
+                emitPresence(changed, at: time, into: &out)
+            }
+        }
+    }
+
+    /// Ends a run (end of the recordings): fires every pending timer.
+    public func finish(into out: inout [PipelineEvent]) {
+        while let deadline = nextDeadline {
+            advance(to: deadline, into: &out)
+        }
+    }
+
+    private func resync(_ id: DeviceID, keysDown: Set<UInt16>?, at time: EventTime, into out: inout [PipelineEvent]) {
+        guard let device = devices[id], device.verdict.isKeyboard else { return }
+        let keys = keysDown.map { mapper.synchronize(id, keysDown: $0, at: time) } ?? mapper.releaseAll(id, at: time)
+        for key in keys { route(key, device: device.name, into: &out) }
+        if device.droppedEvents > 0 {
+            out.append(.dropped(time: time, device: device.name, count: device.droppedEvents, reason: "SYN_DROPPED"))
+            device.droppedEvents = 0
+        }
+    }
+
+    private func route(_ key: KeyEvent, device: String, into out: inout [PipelineEvent]) {
+        if options.emitKeys { out.append(.key(key, device: device)) }
+        guard !key.synthetic else { return }
+        routerOutputs.removeAll(keepingCapacity: true)
+        router.handle(key, into: &routerOutputs)
+        for output in routerOutputs {
+            switch output {
+            case .chord(let time, _, let chord):
+                out.append(.chord(time: time, device: device, chord: chord.description))
+            case .command(let time, _, let command, let chord):
+                let text = command.isSequence ? command.chordText : chord.description
+                out.append(.command(time: time, device: device, command: command, chord: text))
+            case .sequencePending, .sequenceCancelled:
+                break
+            }
+        }
+    }
+
+    private func emitPresence(_ present: Bool, at time: EventTime, into out: inout [PipelineEvent]) {
+        out.append(.presence(time: time, hardwareKeyboard: present))
+        if let report = geometry?.setHardwareKeyboard(present) {
+            out.append(.geometry(time: time, report: report))
+        }
+    }
+}

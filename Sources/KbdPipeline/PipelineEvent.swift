@@ -1,0 +1,49 @@
+public import KbdCore
+public import KbdKeymap
+public import KbdCommands
+public import KbdGeometry
+/// What the pipeline reports, in the order it happened. Sinks (replay output,
+/// socket subscribers, the log, command execution) consume these.
+public enum PipelineEvent: Sendable {
+    case attach(time: EventTime, device: String, keyboard: Bool)
+    case detach(time: EventTime, device: String, keyboard: Bool)
+    /// Carries typed text: only printed or sent when explicitly asked for.
+    case key(KeyEvent, device: String)
+    case chord(time: EventTime, device: String, chord: String)
+    case command(time: EventTime, device: String, command: Command, chord: String)
+    case presence(time: EventTime, hardwareKeyboard: Bool)
+    /// The layout guide after presence changed it (encoded at the wire, never here).
+    case geometry(time: EventTime, report: GeometryReport)
+    /// Events the pipeline dropped for a device (SYN_DROPPED frames, impossible transitions).
+    case dropped(time: EventTime, device: String, count: Int, reason: String)
+
+    public var time: EventTime {
+        switch self {
+        case .attach(let t, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _),
+            .presence(let t, _), .geometry(let t, _), .dropped(let t, _, _, _):
+            return t
+        case .key(let k, _): return k.time
+        }
+    }
+
+    /// The kinds of event, named as the `event` field of the JSON form and as clients subscribe to them.
+    public enum Kind: String, Sendable, CaseIterable {
+        case attach, detach, key, chord, command, presence, geometry, dropped
+    }
+
+    public var eventKind: Kind {
+        switch self {
+        case .attach: return .attach
+        case .detach: return .detach
+        case .key: return .key
+        case .chord: return .chord
+        case .command: return .command
+        case .presence: return .presence
+        case .geometry: return .geometry
+        case .dropped: return .dropped
+        }
+    }
+
+    /// The `event` field of the JSON form.
+    public var kind: String { eventKind.rawValue }
+}
