@@ -1,5 +1,5 @@
 public import KbdCore
-public import KbdKeymap
+import KbdKeymap
 /// The commands with an index that makes matching a hash lookup per scope:
 /// the cost of routing a key does not depend on how many commands there are.
 ///

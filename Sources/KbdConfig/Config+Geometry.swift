@@ -1,6 +1,6 @@
 public import KbdTOML
 public import KbdJSON
-public import KbdCore
+import KbdCore
 public import KbdGeometry
 extension TOMLValue {
     /// The same value as JSON (tables keep their key order).

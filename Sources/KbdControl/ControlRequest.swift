@@ -1,5 +1,5 @@
 public import KbdJSON
-public import KbdPipeline
+import KbdPipeline
 /// A control-socket request: one JSON object per line with a `request` field.
 ///
 ///     {"request":"subscribe","events":["attach","detach","presence","chord","command","geometry"]}

@@ -1,14 +1,16 @@
 /// A map from `DeviceID` to a value for the handful of devices a machine has:
 /// a linear scan with the last hit cached beats hashing at these sizes, and the
 /// hot path (the same device, event after event) is one comparison.
+@usableFromInline
 package struct DeviceMap<Value> {
-    private var ids: [DeviceID] = []
-    private var values: [Value] = []
-    private var last = 0
+    // Inlinable so the per-event lookups are specialised in the modules that use them.
+    @usableFromInline var ids: [DeviceID] = []
+    @usableFromInline var values: [Value] = []
+    @usableFromInline var last = 0
 
-    package init() {}
+    @inlinable package init() {}
 
-    package subscript(id: DeviceID) -> Value? {
+    @inlinable package subscript(id: DeviceID) -> Value? {
         mutating get {
             guard let i = index(of: id) else { return nil }
             return values[i]
@@ -27,15 +29,15 @@ package struct DeviceMap<Value> {
         }
     }
 
-    @inline(__always)
-    private mutating func index(of id: DeviceID) -> Int? {
+    @inlinable @inline(__always)
+    mutating func index(of id: DeviceID) -> Int? {
         if last < ids.count, ids[last] == id { return last }
         guard let i = ids.firstIndex(of: id) else { return nil }
         last = i
         return i
     }
 
-    package var entries: [(DeviceID, Value)] { Array(zip(ids, values)) }
-    package var keys: [DeviceID] { ids }
-    package var isEmpty: Bool { ids.isEmpty }
+    @inlinable package var entries: [(DeviceID, Value)] { Array(zip(ids, values)) }
+    @inlinable package var keys: [DeviceID] { ids }
+    @inlinable package var isEmpty: Bool { ids.isEmpty }
 }

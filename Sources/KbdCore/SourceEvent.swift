@@ -3,12 +3,12 @@ public enum SourceEvent: Sendable {
     /// A device appeared. `verdict` is the keyboard classification when the source
     /// already made it (the daemon decides from it whether to keep the device open);
     /// nil lets the pipeline classify the description with its device filter.
-    case attached(DeviceID, DeviceDescription, verdict: KeyboardClassifier.Verdict?, time: EventTime)
+    indirect case attached(DeviceID, DeviceDescription, verdict: KeyboardClassifier.Verdict?, time: EventTime)
     /// One kernel event from a device.
     case input(DeviceID, InputEvent)
     /// After SYN_DROPPED the source re-read the device: these keys are down now.
     /// nil when the source cannot know (a recording), then every key is released.
-    case resynchronized(DeviceID, keysDown: Set<UInt16>?, time: EventTime)
+    indirect case resynchronized(DeviceID, keysDown: Set<UInt16>?, time: EventTime)
     /// The device went away (unplugged, ENODEV, end of recording).
     case detached(DeviceID, time: EventTime)
 

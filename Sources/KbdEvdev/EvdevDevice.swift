@@ -1,7 +1,7 @@
 public import KbdCore
 public import KbdSystem
-public import CEvdev
-public import CLinux
+import CEvdev
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif

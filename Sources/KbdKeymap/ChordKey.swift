@@ -26,6 +26,11 @@ public struct ChordKey: Sendable, Hashable, CustomStringConvertible {
         return keysym.name
     }
 
+    /// One word into the hasher: the table is probed once or twice per key press.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt64(modifiers.rawValue) << 32 | UInt64(keysym.rawValue))
+    }
+
     /// Whether a modifier other than Shift, AltGr or the locks is part of the chord.
     public var hasCommandModifier: Bool { !modifiers.isDisjoint(with: [.ctrl, .alt, .super]) }
 }

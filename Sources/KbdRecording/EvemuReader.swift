@@ -122,54 +122,72 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
     /// trailing comment in one pass; nil for anything else (the careful parser decides).
     @inline(__always)
     static func fastEvent(_ bytes: UnsafeBufferPointer<UInt8>) -> InputEvent? {
-        guard let base = bytes.baseAddress, bytes.count >= 18, base[0] == 0x45 /* E */, base[1] == 0x3A /* : */,
-            base[2] == 0x20
+        // One pass over `E: sec.usec type code value` with pointer arithmetic and no
+        // optionals in the loops: this runs once per event of every replay.
+        guard var p = bytes.baseAddress, bytes.count >= 18, p[0] == 0x45 /* E */, p[1] == 0x3A /* : */, p[2] == 0x20
         else { return nil }
-        let end = bytes.count
-        var i = 3
-        @inline(__always) func digit(_ c: UInt8) -> Int64? { c &- 0x30 < 10 ? Int64(c &- 0x30) : nil }
+        let end = p + bytes.count
+        p += 3
         var sec: Int64 = 0
-        var n = 0
-        while i < end, let d = digit(base[i]), n < 12 { sec = sec &* 10 &+ d; i += 1; n += 1 }
-        guard n > 0, i + 7 <= end, base[i] == 0x2E /* . */ else { return nil }
-        i += 1
+        let secStart = p
+        while p < end {
+            let d = p.pointee &- 0x30
+            if d > 9 { break }
+            sec = sec &* 10 &+ Int64(d)
+            p += 1
+        }
+        let secDigits = p - secStart
+        guard secDigits > 0, secDigits <= 12, end - p >= 7, p.pointee == 0x2E /* . */ else { return nil }
+        p += 1
         var usec: Int64 = 0
-        for _ in 0..<6 {
-            guard let d = digit(base[i]) else { return nil }
-            usec = usec &* 10 &+ d
-            i += 1
+        for k in 0..<6 {
+            let d = p[k] &- 0x30
+            if d > 9 { return nil }
+            usec = usec &* 10 &+ Int64(d)
         }
-        @inline(__always) func hex(_ i: inout Int) -> UInt32? {
-            guard i < end, base[i] == 0x20 else { return nil }
-            i += 1
+        p += 6
+        // ` hex` of one to four digits.
+        @inline(__always) func hex(_ p: inout UnsafePointer<UInt8>) -> UInt32 {
+            guard p < end, p.pointee == 0x20 else { return .max }
+            p += 1
             var v: UInt32 = 0
-            var k = 0
-            while i < end, k < 4 {
-                let c = base[i]
-                let d: UInt8
-                if c &- 0x30 < 10 { d = c &- 0x30 } else if (c | 0x20) &- 0x61 < 6 { d = (c | 0x20) &- 0x61 &+ 10 } else { break }
-                v = v << 4 | UInt32(d)
-                i += 1
-                k += 1
+            let start = p
+            while p < end, p - start < 4 {
+                let c = p.pointee
+                let d = c &- 0x30
+                if d <= 9 {
+                    v = v &<< 4 | UInt32(d)
+                } else {
+                    let l = (c | 0x20) &- 0x61
+                    if l >= 6 { break }
+                    v = v &<< 4 | UInt32(l &+ 10)
+                }
+                p += 1
             }
-            return k > 0 ? v : nil
+            return p == start ? .max : v
         }
-        guard let type = hex(&i), let code = hex(&i), i < end, base[i] == 0x20 else { return nil }
-        i += 1
-        var negative = false
-        if i < end, base[i] == 0x2D /* - */ { negative = true; i += 1 }
+        let type = hex(&p)
+        let code = hex(&p)
+        guard type != .max, code != .max, p < end, p.pointee == 0x20 else { return nil }
+        p += 1
+        let negative = p < end && p.pointee == 0x2D /* - */
+        if negative { p += 1 }
         var value: Int64 = 0
-        n = 0
-        while i < end, let d = digit(base[i]), n < 10 { value = value &* 10 &+ d; i += 1; n += 1 }
-        guard n > 0, i == end || base[i] == 0x09 || base[i] == 0x20 || base[i] == 0x23 else { return nil }
+        let valueStart = p
+        while p < end, p - valueStart < 10 {
+            let d = p.pointee &- 0x30
+            if d > 9 { break }
+            value = value &* 10 &+ Int64(d)
+            p += 1
+        }
+        guard p > valueStart else { return nil }
+        if p < end {
+            // Only blanks, then an optional comment, may follow.
+            while p < end, p.pointee == 0x09 || p.pointee == 0x20 { p += 1 }
+            guard p == end || p.pointee == 0x23 else { return nil }
+        }
         if negative { value = -value }
         guard value >= Int64(Int32.min), value <= Int64(Int32.max) else { return nil }
-        if i < end {
-            // Only blanks, then an optional comment, may follow.
-            var j = i
-            while j < end, base[j] == 0x09 || base[j] == 0x20 { j += 1 }
-            guard j == end || base[j] == 0x23 else { return nil }
-        }
         return InputEvent(time: EventTime(microseconds: sec &* 1_000_000 &+ usec), type: UInt16(type), code: UInt16(code), value: Int32(value))
     }
 

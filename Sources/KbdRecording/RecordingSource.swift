@@ -5,20 +5,16 @@ import KbdSystem
 /// first event and detached just after its last; a file without events is
 /// attached and detached at time zero. Streaming: one pending event per file.
 public final class RecordingSource {
-    private final class Track {
-        let id: DeviceID
-        let reader: EvemuReader<FileByteSource>
-        let description: DeviceDescription
-        var head: InputEvent?
-        var attached = false
-        init(id: DeviceID, reader: EvemuReader<FileByteSource>, description: DeviceDescription) {
-            self.id = id
-            self.reader = reader
-            self.description = description
-        }
-    }
-
-    private var tracks: [Track] = []
+    // Struct of arrays, one slot per file still playing: choosing the next event reads
+    // only the trivially-copyable heads (no reference counting per event).
+    private var ids: [DeviceID] = []
+    private var readers: [EvemuReader<FileByteSource>] = []
+    private var descriptions: [DeviceDescription] = []
+    private var heads: [InputEvent] = []
+    private var attached: [Bool] = []
+    /// Attach/detach events due before the next input.
+    private var queue: [SourceEvent] = []
+    private var queued = 0
 
     /// Opens every file and reads its header; the first bad file throws.
     public init(paths: [String]) throws(RecordingError) {
@@ -26,37 +22,52 @@ public final class RecordingSource {
             let reader = try EvemuReader(path: path)
             let name = path.split(separator: "/").last.map(String.init) ?? path
             let description = reader.description ?? .genericKeyboard(name: name)
-            let track = Track(id: DeviceID(i), reader: reader, description: description)
-            track.head = try reader.next()
-            if track.head == nil {
-                queue.append(.attached(track.id, description, time: .zero))
-                queue.append(.detached(track.id, time: .zero))
+            if let head = try reader.next() {
+                ids.append(DeviceID(i))
+                readers.append(reader)
+                descriptions.append(description)
+                heads.append(head)
+                attached.append(false)
             } else {
-                tracks.append(track)
+                queue.append(.attached(DeviceID(i), description, time: .zero))
+                queue.append(.detached(DeviceID(i), time: .zero))
             }
         }
     }
 
-
     /// The next source event, or nil when every file is done.
     public func next() throws(RecordingError) -> SourceEvent? {
-        if !queue.isEmpty { return queue.removeFirst() }
-        var best: Track?
-        for t in tracks where t.head != nil {
-            if best == nil || t.head!.time < best!.head!.time { best = t }
+        if queued < queue.count {
+            defer {
+                queued += 1
+                if queued == queue.count {
+                    queue.removeAll()
+                    queued = 0
+                }
+            }
+            return queue[queued]
         }
-        guard let track = best, let event = track.head else { return nil }
-        if !track.attached {
-            track.attached = true
-            return .attached(track.id, track.description, time: event.time)
+        guard !heads.isEmpty else { return nil }
+        var best = 0
+        if heads.count > 1 {
+            for i in 1..<heads.count where heads[i].time < heads[best].time { best = i }
         }
-        track.head = try track.reader.next()
-        if track.head == nil {
-            queue.append(.detached(track.id, time: event.time))
-            tracks.removeAll { $0 === track }
+        let event = heads[best]
+        let id = ids[best]
+        if !attached[best] {
+            attached[best] = true
+            return .attached(id, descriptions[best], time: event.time)
         }
-        return .input(track.id, event)
+        if let following = try readers[best].next() {
+            heads[best] = following
+        } else {
+            queue.append(.detached(id, time: event.time))
+            ids.remove(at: best)
+            readers.remove(at: best)
+            descriptions.remove(at: best)
+            heads.remove(at: best)
+            attached.remove(at: best)
+        }
+        return .input(id, event)
     }
-
-    private var queue: [SourceEvent] = []
 }

@@ -76,6 +76,7 @@ struct ReplayCommand: ParsableCommand {
             let stdout = FileOutput.standardOutput()
             var events: [PipelineEvent] = []
             func emit() {
+                if events.isEmpty { return }
                 for event in events {
                     switch event {
                     case .key: if !showKeys { continue }
