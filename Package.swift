@@ -143,6 +143,13 @@ let package = Package(
             name: "xkb-reference",
             dependencies: ["CXkb"]
         ),
+        // The tight C floor for replay speed (a copy of the shared bench's replay_floor.c):
+        // parse, keysym and UTF-8 before the update, update on press and release.
+        .executableTarget(
+            name: "replay-floor",
+            dependencies: ["CXkb"],
+            cSettings: [.unsafeFlags(["-O2"])]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["kbd-commandd", "kbd-commandd-daemon", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput",

@@ -18,6 +18,9 @@ public final class XkbKeymap: @unchecked Sendable {
     public let firstLatinLayout: Int?
     /// xkb real-modifier masks for our names.
     let masks: [(ModifierSet, UInt32)]
+    /// `modifiers(fromMask:)` for every mask of the eight real modifiers, when every
+    /// named modifier is a real one (as in every evdev keymap): one load per lookup.
+    let realModifierTable: [ModifierSet]?
     /// `levelOne[layout * 256 + evdevCode]`: keysym at level one of that layout, 0 if none.
     let levelOne: [UInt32]
     /// Evdev codes (< 256) whose level-one keysym is a modifier in any layout.
@@ -66,9 +69,19 @@ public final class XkbKeymap: @unchecked Sendable {
             (.ctrl, XKB_MOD_NAME_CTRL), (.alt, XKB_MOD_NAME_ALT), (.shift, XKB_MOD_NAME_SHIFT),
             (.super, XKB_MOD_NAME_LOGO), (.altGr, "Mod5"), (.capsLock, XKB_MOD_NAME_CAPS), (.numLock, XKB_MOD_NAME_NUM),
         ]
-        masks = realNames.compactMap { mod, name in
+        let masks: [(ModifierSet, UInt32)] = realNames.compactMap { mod, name in
             let index = xkb_keymap_mod_get_index(keymap, name)
             return index == XKB_MOD_INVALID ? nil : (mod, UInt32(1) << index)
+        }
+        self.masks = masks
+        if masks.allSatisfy({ $0.1 < 0x100 }) {
+            realModifierTable = (0..<256).map { mask in
+                var set = ModifierSet()
+                for (mod, bit) in masks where UInt32(mask) & bit != 0 { set.insert(mod) }
+                return set
+            }
+        } else {
+            realModifierTable = nil
         }
     }
 
@@ -79,6 +92,7 @@ public final class XkbKeymap: @unchecked Sendable {
     /// Our modifier set for an xkb modifier mask.
     @inline(__always)
     func modifiers(fromMask mask: UInt32) -> ModifierSet {
+        if let table = realModifierTable { return table[Int(mask & 0xFF)] }
         var set = ModifierSet()
         for (mod, bit) in masks where mask & bit != 0 { set.insert(mod) }
         return set

@@ -25,6 +25,12 @@ struct Bench {
             guard let i = args.firstIndex(of: "-o"), i + 1 < args.count else { usage() }
             let n = generate(path: args[i + 1], events: option("--events", 1_000_000), seed: UInt64(option("--seed", 1)))
             say("wrote \(n) events to \(args[i + 1])")
+        case "floor":
+            let dir = "/tmp/kbd-bench"
+            mkdir(dir, 0o755)
+            say("| measure | value | target | method |")
+            say("|---|---|---|---|")
+            floor(events: option("--events", 2_000_000), rounds: option("--rounds", 5), kbd: directory + "/kbd-commandd", dir: dir)
         case "run":
             run(events: option("--events", 1_000_000), rounds: option("--rounds", 5), longEvents: option("--long-events", 10_000_000))
         default:
@@ -36,6 +42,7 @@ struct Bench {
         say("""
             usage: kbd-bench generate [--events N] [--seed S] -o FILE
                    kbd-bench run [--events N] [--rounds R] [--long-events N]
+                   kbd-bench floor [--events N] [--rounds R]   (replay against replay_floor.c only)
             """)
         exit(64)
     }
@@ -164,6 +171,10 @@ struct Bench {
         say("| measure | value | target | method |")
         say("|---|---|---|---|")
 
+        // 0. Against the tight C floor (replay_floor.c), as users run replay: 200 commands,
+        // commands printed as JSON.
+        floor(events: 2 * events, rounds: rounds, kbd: kbd, dir: dir)
+
         // 1. Throughput against the C floor.
         var swift: [Double] = [], c: [Double] = [], ratios: [Double] = []
         for _ in 0..<rounds {
@@ -196,6 +207,78 @@ struct Bench {
         row("5. peak RSS replaying \(n / 1000)k events", "\(rssShort) KiB", "", "VmHWM of the replay process")
         row("   peak RSS replaying \(ln / 1_000_000)M events", "\(rssLong) KiB (\(fmt(tl, 2)) s)", "no growth", "VmHWM of the replay process")
         unlink(long)
+    }
+
+    /// A config of `size` commands in the bench's layout (us,ru): the base chords, then
+    /// modifier chords over F-keys, letters and digits spread over scopes.
+    static func configText(commands size: Int) -> String {
+        var out = config + "\n"
+        let mods = ["Ctrl+Alt", "Ctrl+Alt+Shift", "Super+Shift", "Alt+Super", "Ctrl+Super"]
+        let keys = (1...12).map { "F\($0)" } + (0..<26).map { String(UnicodeScalar(UInt8(97 + $0))) } + (0...9).map(String.init)
+        var n = 6
+        var i = 0
+        while n < size, i < mods.count * keys.count {
+            out += "[[command]]\nid = \"c\(i)\"\nkeys = \"\(mods[i / keys.count])+\(keys[i % keys.count])\"\nscope = \"s\(i % 5)\"\n"
+            i += 1
+            n += 1
+        }
+        return out
+    }
+
+    /// Replay against replay_floor.c, median of alternating rounds, and callgrind's
+    /// instructions per event (start-up subtracted) when valgrind is installed.
+    static func floor(events: Int, rounds: Int, kbd: String, dir: String) {
+        let file = dir + "/floor-\(events).evemu"
+        let small = dir + "/floor-200000.evemu"
+        let empty = dir + "/floor-0.evemu"
+        let configPath = dir + "/floor-200.toml"
+        let cfg = try! FileOutput.create(path: configPath, mode: 0o644)
+        cfg.write(configText(commands: 200))
+        try! cfg.flush()
+        let n = generate(path: file, events: events, seed: 3)
+        let floorBinary = directory + "/replay-floor"
+        let replay = [kbd, "replay", file, "--config", configPath, "--print", "commands", "--format", "json"]
+        let floorArgs = [floorBinary, file, "us,ru", "grp:alt_shift_toggle"]
+        var swift: [Double] = [], c: [Double] = [], ratios: [Double] = []
+        for _ in 0..<rounds {
+            let (ts, _, s1) = spawn(replay)
+            let (tc, _, s2) = spawn(floorArgs)
+            guard s1 == 0, s2 == 0 else { say("replay or replay-floor failed (\(s1), \(s2))"); exit(1) }
+            swift.append(ts)
+            c.append(tc)
+            ratios.append(ts / tc)
+        }
+        row("0. replay, 200 commands, --print commands --format json", "\(fmt(median(swift) / Double(n) * 1e9)) ns/ev", "",
+            "\(n / 1000)k events, whole process, > /dev/null")
+        row("   C floor (replay_floor.c)", "\(fmt(median(c) / Double(n) * 1e9)) ns/ev", "", "same file, us,ru")
+        row("   **ratio Swift / replay_floor.c**", fmt(median(ratios), 2), "≤ 1.3", "median of \(rounds) per-round ratios, alternating")
+        guard access("/usr/bin/valgrind", X_OK) == 0 else {
+            row("   instructions per event", "(valgrind not installed)", "", "")
+            return
+        }
+        let smallCount = generate(path: small, events: 200_000, seed: 3)
+        let head = try! FileOutput.create(path: empty, mode: 0o644)
+        head.write("# EVEMU 1.3\nN: empty\nI: 0003 046d 4024 0111\n")
+        try! head.flush()
+        func instructions(_ argv: [String]) -> Double {
+            let out = dir + "/callgrind.out"
+            let log = dir + "/callgrind.log"
+            _ = spawn(["/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv, stderrPath: log)
+            guard let text = try? String(decoding: readWholeFile(path: log, limit: 1 << 20), as: UTF8.self),
+                let line = text.split(separator: "\n").first(where: { $0.contains("Collected :") }),
+                let value = Double(line.split(separator: " ").last.map { String($0) } ?? "")
+            else { return .nan }
+            return value
+        }
+        let swiftPer = (instructions([kbd, "replay", small, "--config", configPath, "--print", "commands", "--format", "json"])
+            - instructions([kbd, "replay", empty, "--config", configPath, "--print", "commands", "--format", "json"])) / Double(smallCount)
+        let cPer = (instructions([floorBinary, small, "us,ru", "grp:alt_shift_toggle"])
+            - instructions([floorBinary, empty, "us,ru", "grp:alt_shift_toggle"])) / Double(smallCount)
+        row("   instructions per event, Swift / C", "\(Int(swiftPer)) / \(Int(cPer)) = \(fmt(swiftPer / cPer, 2))", "",
+            "callgrind, 200k-event file minus a header-only file")
+        unlink(small)
+        unlink(empty)
+        unlink(file)
     }
 
     static func stages(file: String, events: Int, rounds: Int) {
