@@ -42,6 +42,9 @@ public enum Service {
     public static func run(_ options: ServiceOptions) -> Int32 {
         // This process holds keystrokes in memory: no core dumps, no ptrace by the same user.
         _ = kbd_disable_core_dumps()
+        // A log reader or client that went away is an EPIPE on that write, not the end of the
+        // service (children get default dispositions back through POSIX_SPAWN_SETSIGDEF).
+        signal(SIGPIPE, SIG_IGN)
         let environment = ProcessEnvironment.current()
         let journal = environment["JOURNAL_STREAM"] != nil
         let level = Logger.Level(rawValue: options.logLevel) ?? .info

@@ -41,6 +41,22 @@ struct DaemonEndToEndTests {
         unlink(config)
     }
 
+    /// Its log reader gone (journald restarted, a closed terminal pipe), the service goes
+    /// on: writes to the log fail with EPIPE instead of killing it with SIGPIPE.
+    @Test func aVanishedLogReaderDoesNotKillTheService() throws {
+        let config = "/tmp/kbd-e2e-sigpipe.toml"
+        let socket = "/tmp/kbd-e2e-sigpipe.sock"
+        let f = fopen(config, "w")
+        fputs("[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n", f)
+        fclose(f)
+        defer { unlink(config) }
+        let daemon = RunningTool(["run", "--config", config, "--socket", socket, "--input-dir", "/nonexistent/input"], brokenStderr: true)
+        let ping = runTool(["watch", "--socket", socket, "--retry", "5", "--request", #"{"request":"ping"}"#])
+        #expect(ping.stdout == #"{"reply":"ping","ok":true}"# + "\n")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
     @Test func aBadConfigAtStartIsAnErrorWithFileAndLine() {
         let config = "/tmp/kbd-e2e-bad-run.toml"
         let f = fopen(config, "w")
