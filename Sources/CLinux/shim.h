@@ -27,6 +27,27 @@ static inline int kbd_peer_credentials(int fd, struct kbd_peer *out) {
     return r;
 }
 
+#include <spawn.h>
+/* glibc >= 2.34 (declared only under _GNU_SOURCE): close every descriptor from `from` up
+   in the child, through close_range(2). */
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int);
+
+/* pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process exits,
+   so children are reaped by pid without a race and without SIGCHLD. */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+static inline int kbd_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+/* SO_PEERGROUPS (Linux 4.13): the peer's supplementary groups as they were at connect().
+   Returns the count, or -1 (errno ERANGE with *needed set when `capacity` is too small). */
+static inline int kbd_peer_groups(int fd, unsigned *groups, int capacity, int *needed) {
+    socklen_t len = (socklen_t)(capacity * (int)sizeof(unsigned));
+    int r = getsockopt(fd, SOL_SOCKET, 59 /* SO_PEERGROUPS */, groups, &len);
+    if (needed) *needed = (int)(len / sizeof(unsigned));
+    return r == 0 ? (int)(len / sizeof(unsigned)) : -1;
+}
+
 #include <sys/prctl.h>
 /* Not dumpable: no core dumps (which would hold typed keys) and no ptrace by the same uid. */
 static inline int kbd_disable_core_dumps(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }

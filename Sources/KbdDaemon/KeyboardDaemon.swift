@@ -28,14 +28,18 @@ public final class KeyboardDaemon {
         public var maxChildren: Int
         public var presenceDebounceMilliseconds: Int
         public var compose: ComposeSource
+        /// "NAME=value" strings `run` programs get (`KBD_COMMAND_ID` is added per child).
+        public var childEnvironment: [String]
 
         public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
-                    presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none) {
+                    presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none,
+                    childEnvironment: [String] = CommandRunner.defaultEnvironment) {
             self.socketPath = socketPath
             self.allowKeyEvents = allowKeyEvents
             self.maxChildren = maxChildren
             self.presenceDebounceMilliseconds = presenceDebounceMilliseconds
             self.compose = compose
+            self.childEnvironment = childEnvironment
         }
     }
 
@@ -59,6 +63,7 @@ public final class KeyboardDaemon {
         static let clients: UInt64 = 2 << 32
         static let children: UInt64 = 3 << 32
         static let external: UInt64 = 4 << 32
+        static let processes: UInt64 = 5 << 32
     }
 
     public let options: Options
@@ -82,7 +87,7 @@ public final class KeyboardDaemon {
     private var stopRequested = false
     private var events: [PipelineEvent] = []
     private var inputBuffer: [InputEvent] = []
-    private var tokens: [UInt64] = []
+    private var ready: [Epoll.Ready] = []
     /// Called with every pipeline event after the daemon handled it (tests, metrics).
     public var observer: ((PipelineEvent) -> Void)?
     /// Called after each command was dispatched: (command, event time, dispatch time), for latency figures.
@@ -98,10 +103,16 @@ public final class KeyboardDaemon {
         self.load = load
         self.epoll = try Epoll()
         self.loaded = try load()
-        self.runner = CommandRunner(maxChildren: options.maxChildren, logger: logger)
+        self.runner = CommandRunner(maxChildren: options.maxChildren, environment: options.childEnvironment, logger: logger, clock: clock)
         self.pipeline = try Self.makePipeline(loaded, options: options)
-        runner.watch = { [unowned self] fd in try? self.epoll.add(fd, token: Token.children | UInt64(UInt32(bitPattern: fd))) }
-        runner.unwatch = { [unowned self] fd in self.epoll.remove(fd) }
+        let epoll = self.epoll
+        runner.watch = { fd, kind in
+            try? epoll.add(fd, token: (kind == .output ? Token.children : Token.processes) | UInt64(UInt32(bitPattern: fd)))
+        }
+        runner.unwatch = { fd in epoll.remove(fd) }
+        runner.setPaused = { fd, paused in
+            epoll.modify(fd, token: Token.children | UInt64(UInt32(bitPattern: fd)), events: paused ? 0 : Epoll.readable)
+        }
         if let path = options.socketPath {
             let server = try ControlServer(path: path, logger: logger)
             try epoll.add(server.listener, token: Token.listener)
@@ -152,25 +163,38 @@ public final class KeyboardDaemon {
     /// Waits for activity (at most until the next deadline, or `maxWaitMilliseconds`) and handles it.
     public func runOnce(maxWaitMilliseconds: Int?) {
         var timeout: Int32 = -1
-        if let deadline = pipeline.nextDeadline {
+        var deadline = pipeline.nextDeadline
+        if let r = runner.nextDeadline, deadline == nil || r < deadline! { deadline = r }
+        if let deadline {
             let ms = max(0, (deadline.microseconds - clock().microseconds + 999) / 1000)
             timeout = Int32(min(ms, 60_000))
         }
         if let cap = maxWaitMilliseconds { timeout = timeout < 0 ? Int32(cap) : min(timeout, Int32(cap)) }
-        epoll.wait(timeoutMilliseconds: timeout, into: &tokens)
-        for token in tokens { dispatch(token) }
+        epoll.wait(timeoutMilliseconds: timeout, into: &ready)
+        // Keys and signals first: whatever else is ready in this batch has a budget, so a
+        // chord waits for at most one bounded batch.
+        for r in ready where Self.isInput(r.token) { dispatch(r) }
+        for r in ready where !Self.isInput(r.token) { dispatch(r) }
         if pipeline.nextDeadline != nil {
             pipeline.advance(to: clock(), into: &events)
             publish()
         }
-        if runner.running > 0 { runner.reap() }
+        if let r = runner.nextDeadline, r <= clock() { runner.advance(to: clock()) }
     }
 
-    private func dispatch(_ token: UInt64) {
+    private static func isInput(_ token: UInt64) -> Bool {
+        let kind = token & 0xFFFF_FFFF_0000_0000
+        return kind == Token.devices || kind == Token.external
+    }
+
+    private func dispatch(_ ready: Epoll.Ready) {
+        let token = ready.token
+        let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
         switch token & 0xFFFF_FFFF_0000_0000 {
         case Token.devices: readDevice(DeviceID(Int(token & 0xFFFF_FFFF)))
-        case Token.clients: if let c = control?.clients[Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)] { readClient(c) }
-        case Token.children: runner.drainOutput(Int32(truncatingIfNeeded: token & 0xFFFF_FFFF))
+        case Token.clients: if let c = control?.clients[fd] { readClient(c) }
+        case Token.children: runner.drainOutput(fd)
+        case Token.processes: runner.processExited(fd)
         case Token.external: externals[token]?.1()
         default:
             if token == Token.hotplug { hotplug() } else if token == Token.listener { acceptClients() }
@@ -424,6 +448,7 @@ public final class KeyboardDaemon {
 
     private func shutdown() {
         for id in open.keys.sorted() { closeDevice(id, reason: "daemon stopping") }
+        runner.stopAll()
         control = nil
         // Break the cycles callers' closures may form with the daemon (a signal handler holding it).
         externals.removeAll()

@@ -71,7 +71,8 @@ public enum Service {
         do {
             daemon = try KeyboardDaemon(
                 options: .init(socketPath: options.noSocket ? nil : socketPath, allowKeyEvents: options.allowKeyEvents,
-                               maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment)),
+                               maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment),
+                               childEnvironment: options.childEnvironment(from: environment)),
                 source: EvdevDeviceSource(directory: options.inputDir), logger: logger, load: load)
         } catch {
             return reportFailure(error)

@@ -14,8 +14,27 @@ public struct ServiceOptions: Equatable, Sendable {
     public var maxChildren = 8
     public var logLevel = "info"
     public var reportLatency = false
+    /// Names of variables `run` programs get from the service's environment beyond the allow-list.
+    public var passEnvironment: [String] = []
+    public var maxClients = 256
 
     public init() {}
+
+    /// Variables `run` programs always get from the service's environment (when set).
+    public static let childEnvironmentAllowList = ["PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LOGNAME"]
+
+    /// The environment of `run` programs: the allow-list, `LC_*`, and what `--pass-env` names,
+    /// taken from `environment`; a default PATH when it has none. Never the service's own
+    /// plumbing (NOTIFY_SOCKET, LISTEN_*, JOURNAL_STREAM, INVOCATION_ID, LD_*).
+    public func childEnvironment(from environment: [String: String]) -> [String] {
+        var out: [String] = []
+        for (name, value) in environment.sorted(by: { $0.key < $1.key })
+        where Self.childEnvironmentAllowList.contains(name) || name.hasPrefix("LC_") || passEnvironment.contains(name) {
+            out.append("\(name)=\(value)")
+        }
+        if environment["PATH"] == nil { out += CommandRunner.defaultEnvironment }
+        return out
+    }
 
     /// What the command line asked for.
     public enum Parsed: Equatable, Sendable {
@@ -70,6 +89,17 @@ public struct ServiceOptions: Equatable, Sendable {
             case "--allow-key-events": try noValue(); options.allowKeyEvents = true
             case "--input-dir": options.inputDir = try value()
             case "--report-latency": try noValue(); options.reportLatency = true
+            case "--pass-env":
+                let text = try value()
+                let names = text.split(separator: ",").map(String.init)
+                guard !names.isEmpty, names.allSatisfy({ n in !n.isEmpty && n.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } }) else {
+                    throw usage("--pass-env takes variable names separated by commas, such as DISPLAY,WAYLAND_DISPLAY, not '\(text)'")
+                }
+                options.passEnvironment += names
+            case "--max-clients":
+                let text = try value()
+                guard let n = Int(text), n >= 1 else { throw usage("--max-clients must be a whole number of at least 1, not '\(text)'") }
+                options.maxClients = n
             case "--max-children":
                 let text = try value()
                 guard let n = Int(text), n >= 1 else { throw usage("--max-children must be a whole number of at least 1, not '\(text)'") }
@@ -91,13 +121,14 @@ public struct ServiceOptions: Equatable, Sendable {
         case "-c", "--config": return "file"
         case "--socket": return "path"
         case "--input-dir": return "dir"
-        case "--max-children": return "n"
+        case "--max-children", "--max-clients": return "n"
+        case "--pass-env": return "names"
         case "--log-level": return "level"
         default: return String(option.dropFirst(2))
         }
     }
 
-    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--input-dir <dir>] [--max-children <n>] [--log-level <level>] [--report-latency]"
+    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--input-dir <dir>] [--max-children <n>] [--max-clients <n>] [--pass-env <names>] [--log-level <level>] [--report-latency]"
 
     public static let help = """
         OVERVIEW: Run the service: watch every keyboard, run commands, serve the control socket.
@@ -131,6 +162,9 @@ public struct ServiceOptions: Equatable, Sendable {
           --allow-key-events      Allow control clients to subscribe to key events (they carry typed text).
           --input-dir <dir>       Where device nodes are. (default: /dev/input)
           --max-children <n>      At most this many commands run at once. (default: 8)
+          --max-clients <n>       At most this many control-socket clients at once. (default: 256)
+          --pass-env <names>      Also give run programs these variables, e.g. DISPLAY,WAYLAND_DISPLAY
+                                  (they always get PATH, HOME, USER, LOGNAME, LANG, LANGUAGE, LC_*, TZ).
           --log-level <level>     trace, debug, info, notice, warning, error or critical. (default: info)
           --report-latency        Print the kernel-to-dispatch latency of each command (for measurements).
           --version               Show the version.

@@ -98,6 +98,16 @@ public final class LineBuffer {
         return .line(line)
     }
 
+    /// Everything pending as one piece (an endless line, the rest at the end of a stream),
+    /// valid until the next call that changes the buffer.
+    public func takeAll() -> UnsafeBufferPointer<UInt8> {
+        guard let base = storage else { return UnsafeBufferPointer(start: nil, count: 0) }
+        let piece = UnsafeBufferPointer(start: base + start, count: end - start)
+        start = end
+        scanned = 0
+        return piece
+    }
+
     /// Gives the memory back when nothing is pending and more than `limit` bytes are held
     /// (an idle client keeps no large buffer after a burst).
     public func trim(above limit: Int) {

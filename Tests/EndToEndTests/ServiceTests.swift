@@ -12,7 +12,8 @@ struct ServiceOptionsTests {
         let parsed = try ServiceOptions.parse([
             "-c", "/etc/k.toml", "--layout=de", "--variant", "nodeadkeys", "--options", "grp:alt_shift_toggle",
             "--model=pc105", "--rules", "evdev", "--socket=/tmp/s", "--allow-key-events", "--input-dir", "/tmp/in",
-            "--max-children=3", "--log-level", "debug", "--report-latency",
+            "--max-children=3", "--log-level", "debug", "--report-latency", "--pass-env", "DISPLAY,WAYLAND_DISPLAY",
+            "--pass-env=DBUS_SESSION_BUS_ADDRESS", "--max-clients", "16",
         ])
         var expected = ServiceOptions()
         expected.config = "/etc/k.toml"
@@ -23,6 +24,8 @@ struct ServiceOptionsTests {
         expected.maxChildren = 3
         expected.logLevel = "debug"
         expected.reportLatency = true
+        expected.passEnvironment = ["DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"]
+        expected.maxClients = 16
         #expect(parsed == .run(expected))
     }
 
@@ -52,6 +55,15 @@ struct ServiceOptionsTests {
     ])
     func usageErrors(arguments: [String], message: String) {
         #expect(throws: CLIFailure(message: message, code: ExitStatus.usage)) { try ServiceOptions.parse(arguments) }
+    }
+
+    @Test func childrenGetTheAllowListAndWhatPassEnvNames() throws {
+        guard case .run(let o) = try ServiceOptions.parse(["-c", "a", "--pass-env", "WAYLAND_DISPLAY"]) else { Issue.record("not a run"); return }
+        let env = ["PATH": "/bin", "HOME": "/h", "LC_TIME": "C", "WAYLAND_DISPLAY": "wayland-1", "NOTIFY_SOCKET": "/run/n",
+                   "JOURNAL_STREAM": "8:9", "LD_PRELOAD": "x.so", "DISPLAY": ":0", "INVOCATION_ID": "abc"]
+        #expect(o.childEnvironment(from: env) == ["HOME=/h", "LC_TIME=C", "PATH=/bin", "WAYLAND_DISPLAY=wayland-1"])
+        #expect(o.childEnvironment(from: [:]) == CommandRunner.defaultEnvironment)
+        #expect(throws: CLIFailure.self) { try ServiceOptions.parse(["-c", "a", "--pass-env", "A=B"]) }
     }
 
     @Test func everyOptionIsInTheHelp() {

@@ -49,7 +49,7 @@ final class DaemonHarness {
         """
 
     init(config: String = DaemonHarness.config, allowKeyEvents: Bool = false, maxChildren: Int = 8,
-         devices: [(String, DeviceDescription)] = []) throws {
+         devices: [(String, DeviceDescription)] = [], childEnvironment: [String]? = nil) throws {
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         configPath = "/tmp/kbd-daemon-\(unique).toml"
         socketPath = "/tmp/kbd-daemon-\(unique).sock"
@@ -57,8 +57,10 @@ final class DaemonHarness {
         for (path, d) in devices { source.plug(path, d, announce: false) }
         let path = configPath
         let clock = self.clock
+        var options = KeyboardDaemon.Options(socketPath: socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren, presenceDebounceMilliseconds: 500)
+        if let childEnvironment { options.childEnvironment = childEnvironment }
         daemon = try KeyboardDaemon(
-            options: .init(socketPath: socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren, presenceDebounceMilliseconds: 500),
+            options: options,
             source: source, logger: logs.makeLogger(), clock: { clock.now }, load: {
                 let config = try ConfigLoader.load(path: path)
                 return .init(config: config, keymap: try Keymaps.make(config.keymap.layout ?? "us", options: config.keymap.options ?? ""))
