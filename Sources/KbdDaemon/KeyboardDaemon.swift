@@ -5,6 +5,7 @@ public import KbdCommands
 public import KbdPipeline
 public import KbdConfig
 import KbdControl
+import KbdGeometry
 import KbdJSON
 public import Logging
 import CLinux
@@ -30,16 +31,19 @@ public final class KeyboardDaemon {
         public var compose: ComposeSource
         /// "NAME=value" strings `run` programs get (`KBD_COMMAND_ID` is added per child).
         public var childEnvironment: [String]
+        /// At most this many control clients at once.
+        public var maxClients: Int
 
         public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
                     presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none,
-                    childEnvironment: [String] = CommandRunner.defaultEnvironment) {
+                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256) {
             self.socketPath = socketPath
             self.allowKeyEvents = allowKeyEvents
             self.maxChildren = maxChildren
             self.presenceDebounceMilliseconds = presenceDebounceMilliseconds
             self.compose = compose
             self.childEnvironment = childEnvironment
+            self.maxClients = maxClients
         }
     }
 
@@ -82,8 +86,14 @@ public final class KeyboardDaemon {
     public private(set) var known: [String: DeviceRecord] = [:]
     private var nextDevice = 1
     private var externals: [UInt64: (Int32, () -> Void)] = [:]
-    private var scopes: [String] = []
-    private var textInput = false
+    /// Scopes and text input as each client set them, most recent last: the last setter
+    /// wins, and a client's claim leaves with it (D15).
+    private var scopeClaims: [(client: Int, scopes: [String])] = []
+    private var textInputClaims: [(client: Int, active: Bool)] = []
+    private var scopes: [String] { scopeClaims.last?.scopes ?? [] }
+    private var textInput: Bool { textInputClaims.last?.active ?? false }
+    /// The result of a reload already done in this turn of the loop: repeated requests share it.
+    private var reloadThisTurn: Bool?
     private var stopRequested = false
     private var events: [PipelineEvent] = []
     private var inputBuffer: [InputEvent] = []
@@ -114,8 +124,8 @@ public final class KeyboardDaemon {
             epoll.modify(fd, token: Token.children | UInt64(UInt32(bitPattern: fd)), events: paused ? 0 : Epoll.readable)
         }
         if let path = options.socketPath {
-            let server = try ControlServer(path: path, logger: logger)
-            try epoll.add(server.listener, token: Token.listener)
+            let server = try ControlServer(path: path, logger: logger, epoll: epoll, clientTokens: Token.clients,
+                                           listenerToken: Token.listener, maxClients: options.maxClients)
             control = server
             logger.info("control socket at \(path)")
         }
@@ -149,10 +159,23 @@ public final class KeyboardDaemon {
 
     public func requestStop() { stopRequested = true }
 
-    /// Replaces the control socket's peer check (default: root, our uid, or a member of our group).
-    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32, _ pid: Int32) -> Bool) {
+    /// Replaces the control socket's peer check (default: root, our uid, or a member of our
+    /// group); `groups` are the peer's supplementary groups (`SO_PEERGROUPS`).
+    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32, _ groups: [UInt32]) -> Bool) {
         control?.authorize = check
     }
+
+    /// Replaces how the control socket accepts (tests simulate running out of descriptors):
+    /// returns the new descriptor, or -1 and the errno.
+    public func setAccept(_ accept: @escaping (_ listener: Int32) -> (Int32, Int32)) {
+        control?.accept = accept
+    }
+
+    /// Whether the control socket stopped accepting (out of descriptors).
+    public var acceptingPaused: Bool { control?.acceptRetryAt != nil }
+
+    /// The most bytes read from one control client in one wakeup.
+    public var largestClientReadPerWakeup: Int { control?.largestReadPerWakeup ?? 0 }
 
     /// Runs until `requestStop()`.
     public func run() {
@@ -162,9 +185,13 @@ public final class KeyboardDaemon {
 
     /// Waits for activity (at most until the next deadline, or `maxWaitMilliseconds`) and handles it.
     public func runOnce(maxWaitMilliseconds: Int?) {
+        reloadThisTurn = nil
         var timeout: Int32 = -1
         var deadline = pipeline.nextDeadline
         if let r = runner.nextDeadline, deadline == nil || r < deadline! { deadline = r }
+        if let r = control?.acceptRetryAt, deadline == nil || r < deadline! { deadline = r }
+        // Clients with request lines still buffered are served in the next turn, after devices.
+        if control?.backlog.isEmpty == false { deadline = clock() }
         if let deadline {
             let ms = max(0, (deadline.microseconds - clock().microseconds + 999) / 1000)
             timeout = Int32(min(ms, 60_000))
@@ -180,6 +207,12 @@ public final class KeyboardDaemon {
             publish()
         }
         if let r = runner.nextDeadline, r <= clock() { runner.advance(to: clock()) }
+        if let control {
+            if let r = control.acceptRetryAt, r <= clock() { control.resumeAccepting() }
+            for fd in control.backlog where !ready.contains(where: { $0.token == Token.clients | UInt64(UInt32(bitPattern: fd)) }) {
+                if let client = control.clients[fd] { serve(client, readFirst: false) }
+            }
+        }
     }
 
     private static func isInput(_ token: UInt64) -> Bool {
@@ -192,7 +225,7 @@ public final class KeyboardDaemon {
         let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
         switch token & 0xFFFF_FFFF_0000_0000 {
         case Token.devices: readDevice(DeviceID(Int(token & 0xFFFF_FFFF)))
-        case Token.clients: if let c = control?.clients[fd] { readClient(c) }
+        case Token.clients: if let c = control?.clients[fd] { clientReady(c, events: ready.events) }
         case Token.children: runner.drainOutput(fd)
         case Token.processes: runner.processExited(fd)
         case Token.external: externals[token]?.1()
@@ -332,36 +365,45 @@ public final class KeyboardDaemon {
 
     private func acceptClients() {
         guard let control else { return }
-        for client in control.acceptAll() {
-            do { try epoll.add(client.fd, token: Token.clients | UInt64(UInt32(bitPattern: client.fd))) } catch {
-                control.remove(client)
-            }
+        for client in control.acceptPending(now: clock()) {
             logger.debug("control: client \(client.id) connected (uid \(client.uid))")
         }
     }
 
     private func drop(_ client: ControlServer.Client, reason: String?) {
-        guard let control else { return }
+        guard let control, control.clients[client.fd] === client else { return }
         if let reason { logger.warning("control: disconnecting client \(client.id): \(reason)") }
-        epoll.remove(client.fd)
         control.remove(client)
+        // What the client claimed leaves with it.
+        let scopesBefore = scopes
+        let textInputBefore = textInput
+        scopeClaims.removeAll { $0.client == client.id }
+        textInputClaims.removeAll { $0.client == client.id }
+        if scopes != scopesBefore { pipeline.setScopes(scopes) }
+        if textInput != textInputBefore { pipeline.setTextInputActive(textInput) }
     }
 
-    private func readClient(_ client: ControlServer.Client) {
+    private func clientReady(_ client: ControlServer.Client, events: UInt32) {
         guard let control else { return }
-        if !client.output.isEmpty, !control.flush(client) { return drop(client, reason: "connection broken") }
-        switch control.read(client) {
-        case .closed(let reason): drop(client, reason: reason)
-        case .lines(let lines):
-            for line in lines where !line.allSatisfy({ $0 == " " || $0 == "\r" }) {
-                let reply = handle(line, from: client)
-                switch control.send(reply, to: client) {
-                case .sent: continue
-                case .overflow: return drop(client, reason: "not reading its replies")
-                case .broken: return drop(client, reason: nil)
-                }
+        if events & Epoll.writable != 0 || client.queuedBytes > 0 {
+            guard control.flush(client) else { return drop(client, reason: nil) }
+        }
+        if events & (Epoll.readable | Epoll.hangup) != 0 { serve(client, readFirst: true) }
+    }
+
+    /// Reads (once, within the budget) and handles the client's request lines.
+    private func serve(_ client: ControlServer.Client, readFirst: Bool) {
+        guard let control else { return }
+        let handle: (String) -> Bool = { [unowned self] line in
+            let reply = self.handle(line, from: client)
+            switch control.send(reply, to: client) {
+            case .sent: return true
+            case .overflow: self.drop(client, reason: "not reading its replies"); return false
+            case .broken: self.drop(client, reason: nil); return false
             }
         }
+        let outcome = readFirst ? control.read(client, handle: handle) : control.handleBuffered(client, handle: handle)
+        if case .closed(let reason) = outcome { drop(client, reason: reason) }
     }
 
     /// Handles one request line; returns the reply line.
@@ -376,14 +418,22 @@ public final class KeyboardDaemon {
                 return reply("subscribe", ["error": .string("key events carry typed text; the daemon was not started with --allow-key-events")], ok: false)
             }
             client.subscriptions = kinds
-            return reply("subscribe", ["events": .array(kinds.sorted().map { .string($0) })])
+            // The state now, so a client that connects (or reconnects) needs no change to learn it.
+            var fields: [String: JSONValue] = ["events": .array(kinds.sorted().map { .string($0) }),
+                                               "hardware_keyboard": .bool(pipeline.presence.reported)]
+            if let geometry = pipeline.geometry { fields["geometry"] = .object(geometry.report.jsonObject()) }
+            return reply("subscribe", fields)
         case .setScopes(let list):
-            scopes = list
-            pipeline.setScopes(list)
+            let before = scopes
+            scopeClaims.removeAll { $0.client == client.id }
+            scopeClaims.append((client.id, list))
+            if scopes != before { pipeline.setScopes(scopes) }
             return reply("set_scopes", ["scopes": .array(list.map { .string($0) })])
         case .setTextInput(let active):
-            textInput = active
-            pipeline.setTextInputActive(active)
+            let before = textInput
+            textInputClaims.removeAll { $0.client == client.id }
+            textInputClaims.append((client.id, active))
+            if textInput != before { pipeline.setTextInputActive(textInput) }
             return reply("set_text_input", ["active": .bool(active)])
         case .listCommands:
             let listing = CommandListing(table: pipeline.table, activeScopes: scopes.isEmpty ? nil : scopes)
@@ -391,7 +441,9 @@ public final class KeyboardDaemon {
         case .listDevices:
             return reply("list_devices", ["devices": .array(deviceList().map(\.jsonValue))])
         case .reload:
-            let ok = reload()
+            // A flood of reload requests compiles the config once per turn of the loop.
+            let ok = reloadThisTurn ?? reload()
+            reloadThisTurn = ok
             return reply("reload", ["commands": .number(Double(pipeline.table.commands.count))], ok: ok)
         case .ping:
             return reply("ping", [:])

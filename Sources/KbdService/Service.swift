@@ -6,6 +6,26 @@ import Glibc
 #endif
 
 /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
+/// The control-client cap, lowered to what the descriptor limit allows: the soft limit
+/// is raised to the hard one (at most 4,096) first, and 64 descriptors are kept for
+/// devices, children and the loop itself.
+func maxClients(_ wanted: Int, logger: Logger) -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return wanted }
+    let target = min(limit.rlim_max, 4096)
+    if limit.rlim_cur < target {
+        limit.rlim_cur = target
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    let allowed = max(4, Int(limit.rlim_cur) - 64)
+    if wanted > allowed {
+        logger.warning("at most \(allowed) control clients: the descriptor limit is \(limit.rlim_cur) (LimitNOFILE)")
+        return allowed
+    }
+    return wanted
+}
+
 public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String]) throws -> XkbKeymap {
     let resolved = KeymapNames.resolve(commandLine: commandLine, config: config.keymap, environment: environment)
     let context = try XkbContext()
@@ -53,9 +73,18 @@ public enum Service {
         let signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         let configPath = options.config
         let keymapNames = options.keymap
+        // A reload compiles the keymap again only when the names changed (a flood of reload
+        // requests must not compile one keymap each).
+        var lastKeymap: XkbKeymap?
         let load: () throws -> KeyboardDaemon.Loaded = {
             let config = try ConfigLoader.load(path: configPath)
-            return KeyboardDaemon.Loaded(config: config, keymap: try compileKeymap(commandLine: keymapNames, config: config, environment: environment))
+            let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
+            if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
+                return KeyboardDaemon.Loaded(config: config, keymap: last)
+            }
+            let keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
+            lastKeymap = keymap
+            return KeyboardDaemon.Loaded(config: config, keymap: keymap)
         }
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {
@@ -72,7 +101,8 @@ public enum Service {
             daemon = try KeyboardDaemon(
                 options: .init(socketPath: options.noSocket ? nil : socketPath, allowKeyEvents: options.allowKeyEvents,
                                maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment),
-                               childEnvironment: options.childEnvironment(from: environment)),
+                               childEnvironment: options.childEnvironment(from: environment),
+                               maxClients: maxClients(options.maxClients, logger: logger)),
                 source: EvdevDeviceSource(directory: options.inputDir), logger: logger, load: load)
         } catch {
             return reportFailure(error)

@@ -49,15 +49,17 @@ final class DaemonHarness {
         """
 
     init(config: String = DaemonHarness.config, allowKeyEvents: Bool = false, maxChildren: Int = 8,
-         devices: [(String, DeviceDescription)] = [], childEnvironment: [String]? = nil) throws {
+         devices: [(String, DeviceDescription)] = [], childEnvironment: [String]? = nil, socketPath: String? = nil,
+         maxClients: Int = 256) throws {
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         configPath = "/tmp/kbd-daemon-\(unique).toml"
-        socketPath = "/tmp/kbd-daemon-\(unique).sock"
+        self.socketPath = socketPath ?? "/tmp/kbd-daemon-\(unique).sock"
         try Self.write(config, to: configPath)
         for (path, d) in devices { source.plug(path, d, announce: false) }
         let path = configPath
         let clock = self.clock
-        var options = KeyboardDaemon.Options(socketPath: socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren, presenceDebounceMilliseconds: 500)
+        var options = KeyboardDaemon.Options(socketPath: self.socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren,
+                                             presenceDebounceMilliseconds: 500, maxClients: maxClients)
         if let childEnvironment { options.childEnvironment = childEnvironment }
         daemon = try KeyboardDaemon(
             options: options,
