@@ -331,7 +331,13 @@ public final class KeyboardDaemon {
             case .chord(_, let device, let chord):
                 logger.info("chord \(chord) on \"\(device)\"")
             case .command(let time, let device, let command, let chord):
-                logger.info("command \(command.id) (\(chord)) on \"\(device)\"")
+                // A binding on a key that types text would put what was typed in the log:
+                // such commands are logged without their chord.
+                if command.keys.contains(where: { !$0.hasCommandModifier }) {
+                    logger.info("command \(command.id) on \"\(device)\"")
+                } else {
+                    logger.info("command \(command.id) (\(chord)) on \"\(device)\"")
+                }
                 if !command.run.isEmpty { runner.run(command.run, commandID: command.id) }
                 dispatchObserver?(command, time, clock())
             case .presence(_, let present):

@@ -307,6 +307,19 @@ struct DaemonTests {
         }
         #expect(h.commandIDs == ["letter-q"] || h.commandIDs.isEmpty)
     }
+
+    /// A binding on a key that types text (`keys = "q"`, `"Shift+1"`) fires, but its log
+    /// line does not say which key: the log would otherwise record that key being typed.
+    @Test func commandsOnPrintableKeysAreLoggedWithoutTheirChord() throws {
+        let h = try DaemonHarness(config: DaemonHarness.config + "\n[[command]]\nid = \"bang\"\nkeys = \"Shift+1\"\n")
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.type(a, [("q", 1), ("q", 0), ("leftshift", 1), ("1", 1), ("1", 0), ("leftshift", 0)])
+        #expect(h.commandIDs == ["letter-q", "bang"])
+        let commandLines = h.logs.all.filter { $0.hasPrefix("info command ") }
+        #expect(commandLines == ["info command letter-q on \"Lenovo ThinkPad Compact USB Keyboard with TrackPoint\"",
+                                 "info command bang on \"Lenovo ThinkPad Compact USB Keyboard with TrackPoint\""])
+    }
 }
 
 @Suite(.serialized)
