@@ -89,7 +89,7 @@ let package = Package(
         // Shared by tests, the bench and the fuzz targets: fake devices, the recording generator, seeded randomness.
         .target(
             name: "KbdTestSupport",
-            dependencies: ["HardwareInput", "CLinux"],
+            dependencies: ["HardwareInput", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The service process: options, logging, sd_notify, signals (no argument parser, no Foundation).

@@ -1,5 +1,6 @@
 import CLinux
 import HardwareInput
+import KbdTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import HardwareInput
+import KbdTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
