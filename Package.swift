@@ -129,7 +129,7 @@ let package = Package(
         // Benchmarks: `swift build -c release` then `.build/release/kbd-bench run` (see BENCHMARKS.md).
         .executableTarget(
             name: "kbd-bench",
-            dependencies: ["HardwareInput", "KbdService", "KbdTestSupport"],
+            dependencies: ["HardwareInput", "KbdService", "KbdTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Fuzz targets (scripts/fuzz builds them for libFuzzer); normally a corpus runner.

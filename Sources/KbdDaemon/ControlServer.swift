@@ -268,7 +268,9 @@ final class ControlServer {
     /// Reads at most `readBudget` bytes and hands at most `linesPerWakeup` non-blank
     /// request lines to `handle`, which returns false when it dropped the client.
     func read(_ client: Client, handle: (String) -> Bool) -> ReadOutcome {
-        if !client.readingPaused {
+        // Nothing more is read while a whole line's worth is still waiting: at most
+        // maxLineBytes + readBudget are held per client.
+        if !client.readingPaused, client.input.pendingBytes <= maxLineBytes {
             switch client.input.read(from: client.fd, budget: readBudget) {
             case .bytes(let n): largestReadPerWakeup = max(largestReadPerWakeup, n)
             case .again: break
@@ -284,6 +286,7 @@ final class ControlServer {
         backlog.remove(client.fd)
         var handled = 0
         while handled < linesPerWakeup {
+            client.input.skipEmptyLines()
             switch client.input.nextLine() {
             case .line(let bytes):
                 // Blank lines (only spaces or CR) need no reply and cost no allocation.

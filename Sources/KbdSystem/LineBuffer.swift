@@ -98,6 +98,17 @@ public final class LineBuffer {
         return .line(line)
     }
 
+    /// Skips a run of empty lines (bare `\n`) at the front; returns how many. One pass over
+    /// the bytes, with no line handed out: a flood of newlines costs a byte compare each.
+    @discardableResult
+    public func skipEmptyLines() -> Int {
+        guard let base = storage else { return 0 }
+        let first = start
+        while start < end && base[start] == 0x0A { start += 1 }
+        if start != first { scanned = 0 }
+        return start - first
+    }
+
     /// Everything pending as one piece (an endless line, the rest at the end of a stream),
     /// valid until the next call that changes the buffer.
     public func takeAll() -> UnsafeBufferPointer<UInt8> {
