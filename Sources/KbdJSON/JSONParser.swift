@@ -39,10 +39,15 @@ struct JSONParser {
     private let maximumDepth: Int
     private var position = 0
 
-    /// An array or object being parsed.
-    private enum Container {
-        case array([JSONValue])
-        case object(JSONObject, pendingKey: String)
+    /// An array or object being parsed. The parser appends to the top frame in place
+    /// (`stack[top].elements.append`) and moves a container out only when it closes: binding
+    /// a popped container's payload and appending to it copied the whole container on every
+    /// element (quadratic; issue 17, D4).
+    private struct Frame {
+        var isObject: Bool
+        var elements: [JSONValue] = []
+        var object = JSONObject()
+        var pendingKey = ""
     }
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
@@ -56,7 +61,7 @@ struct JSONParser {
         if hasByteOrderMark {
             position = 3
         }
-        var stack: [Container] = []
+        var stack: [Frame] = []
         var expectation = "expected a JSON value"
         parsing: while true {
             skipWhitespace()
@@ -72,9 +77,9 @@ struct JSONParser {
                     position += 1
                     value = .object(JSONObject())
                 } else {
-                    let object = JSONObject()
-                    let key = try parseKey(in: object, expectation: "expected a string key or '}'")
-                    stack.append(.object(object, pendingKey: key))
+                    var frame = Frame(isObject: true)
+                    frame.pendingKey = try parseKey(in: frame.object, expectation: "expected a string key or '}'")
+                    stack.append(frame)
                     expectation = "expected a JSON value after ':'"
                     continue parsing
                 }
@@ -86,7 +91,7 @@ struct JSONParser {
                     position += 1
                     value = .array([])
                 } else {
-                    stack.append(.array([]))
+                    stack.append(Frame(isObject: false))
                     expectation = "expected a JSON value or ']'"
                     continue parsing
                 }
@@ -108,14 +113,12 @@ struct JSONParser {
             }
 
             // A complete value: hand it to the enclosing containers.
-            while let container = stack.popLast() {
-                switch container {
-                case .array(var elements):
-                    elements.append(value)
+            while let top = stack.indices.last {
+                if !stack[top].isObject {
+                    stack[top].elements.append(value)
                     skipWhitespace()
                     if peek == UInt8(ascii: ",") {
                         position += 1
-                        stack.append(.array(elements))
                         expectation = "expected a JSON value after ','"
                         continue parsing
                     }
@@ -123,15 +126,14 @@ struct JSONParser {
                         throw failure("expected ',' or ']' after an array element")
                     }
                     position += 1
-                    value = .array(elements)
-                case .object(var object, let key):
-                    object.updateValue(value, forKey: key)
+                    value = .array(stack.removeLast().elements)
+                } else {
+                    stack[top].object.updateValue(value, forKey: stack[top].pendingKey)
                     skipWhitespace()
                     if peek == UInt8(ascii: ",") {
                         position += 1
                         skipWhitespace()
-                        let next = try parseKey(in: object, expectation: "expected a string key after ','")
-                        stack.append(.object(object, pendingKey: next))
+                        stack[top].pendingKey = try parseKey(in: stack[top].object, expectation: "expected a string key after ','")
                         expectation = "expected a JSON value after ':'"
                         continue parsing
                     }
@@ -139,7 +141,7 @@ struct JSONParser {
                         throw failure("expected ',' or '}' after an object member")
                     }
                     position += 1
-                    value = .object(object)
+                    value = .object(stack.removeLast().object)
                 }
             }
             skipWhitespace()

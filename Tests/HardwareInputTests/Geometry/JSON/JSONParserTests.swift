@@ -150,6 +150,37 @@ struct JSONParserTests {
         #expect(throws: Never.self) { try JSONValue.parse(#"{"a":{"b":1}}"#, maximumDepth: 2) }
     }
 
+    /// Large containers, each with its element count. Parsing is linear: each case takes well
+    /// under a second in a debug build. The parser before issue 17 copied a container on every
+    /// element it appended (about n²/2 element copies: hours for these sizes).
+    static let largeContainers: [(name: String, count: Int)] = [
+        ("array", 1_000_000), ("object", 200_000), ("array of pairs", 300_000), ("array of objects", 200_000),
+    ]
+
+    static func largeContainer(_ name: String, _ count: Int) -> String {
+        var text = ""
+        switch name {
+        case "array": text = "[" + Array(repeating: "0", count: count).joined(separator: ",") + "]"
+        case "object": text = "{" + (0..<count).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
+        case "array of pairs": text = "[" + (0..<count).map { "[\($0),\"\($0)\"]" }.joined(separator: ",") + "]"
+        default: text = "[" + (0..<count).map { "{\"i\":\($0)}" }.joined(separator: ",") + "]"
+        }
+        return text
+    }
+
+    /// A termination bound, not a latency check (see the plan of issue 17): a quadratic parser never finishes.
+    @Test(.timeLimit(.minutes(1)), arguments: largeContainers)
+    func largeContainersParseInLinearTime(name: String, count: Int) throws {
+        let text = Self.largeContainer(name, count)
+        let value = try JSONValue.parse(text)
+        switch value {
+        case .array(let elements): #expect(elements.count == count)
+        case .object(let object): #expect(object.keys.count == count)
+        default: Issue.record("expected a container")
+        }
+        #expect(value.serialized() == text)
+    }
+
     @Test func deeplyNestedValueSerializes() throws {
         let text = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
         #expect(try JSONValue.parse(text).serialized() == text)
