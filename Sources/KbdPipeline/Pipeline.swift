@@ -50,6 +50,8 @@ public final class Pipeline {
     /// The layout guide that presence drives (nil: no `[geometry]` configured).
     public private(set) var geometry: KeyboardGeometry?
     private var devices = DeviceMap<Device>()
+    /// Devices inside a SYN_DROPPED frame (their events are discarded until SYN_REPORT).
+    private var droppingDevices = 0
     private var routerOutputs: [ChordRouter.Output] = []
     /// Events read from devices and processed, or counted as dropped.
     public private(set) var eventsProcessed = 0
@@ -109,6 +111,7 @@ public final class Pipeline {
         case .attached(let id, let description, let given, let time):
             advance(to: time, into: &out)
             let verdict = given ?? classify(description)
+            if let old = devices[id], old.dropping { droppingDevices -= 1 }
             devices[id] = Device(name: description.name, description: description, verdict: verdict)
             out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard))
             if verdict.isKeyboard {
@@ -118,12 +121,19 @@ public final class Pipeline {
 
         case .input(let id, let input):
             eventsProcessed += 1
+            // Most events are SYN_REPORT and MSC_SCAN: while no device is inside a dropped
+            // frame they change nothing, and need no device lookup.
+            if droppingDevices == 0, input.type != EventType.key, !(input.type == EventType.syn && input.code == SynCode.dropped) {
+                return
+            }
             guard let device = devices[id] else { return }
             if input.type == EventType.syn {
                 if input.code == SynCode.dropped {
+                    if !device.dropping { droppingDevices += 1 }
                     device.dropping = true
                 } else if input.code == SynCode.report, device.dropping {
                     device.dropping = false
+                    droppingDevices -= 1
                     // A recording cannot tell which keys are still down: release them all.
                     resync(id, keysDown: nil, at: input.time, into: &out)
                 }
@@ -142,7 +152,10 @@ public final class Pipeline {
             }
 
         case .resynchronized(let id, let keys, let time):
-            devices[id]?.dropping = false
+            if let device = devices[id], device.dropping {
+                device.dropping = false
+                droppingDevices -= 1
+            }
             resync(id, keysDown: keys, at: time, into: &out)
 
         case .detached(let id, let time):
@@ -153,6 +166,7 @@ public final class Pipeline {
                 routerOutputs.removeAll(keepingCapacity: true)
                 router.deviceDetached(id, at: time, into: &routerOutputs)
             }
+            if device.dropping { droppingDevices -= 1 }
             devices[id] = nil
             out.append(.detach(time: time, device: device.name, keyboard: device.verdict.isKeyboard))
             if device.verdict.isKeyboard, let changed = presence.detach(id, at: time) {
