@@ -41,7 +41,7 @@ public enum EventFormatter {
         case .chord(_, let device, let chord):
             field("device", device)
             field("chord", chord)
-        case .command(_, _, let command, let chord):
+        case .command(_, _, let command, let chord), .ownedCommand(_, _, _, let command, let chord):
             field("id", command.id)
             field("title", command.title)
             field("scope", command.scope)
@@ -80,7 +80,7 @@ public enum EventFormatter {
             return s + " [\(device.escapingControlCharacters)]"
         case .chord(_, let device, let chord):
             return head + chord + " [\(device.escapingControlCharacters)]"
-        case .command(_, _, let command, let chord):
+        case .command(_, _, let command, let chord), .ownedCommand(_, _, _, let command, let chord):
             return head + "\(command.id) \"\(command.title)\" \(chord)" + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope)]")
         case .presence(_, let present):
             return head + "hardware keyboard " + (present ? "present" : "absent")

@@ -26,6 +26,9 @@ final class ControlServer {
         let id: Int
         let fd: Int32
         let uid: UInt32
+        /// Root, the service's user or a member of its group: every request. Otherwise a
+        /// user's client (a session agent): its own table, presence and geometry only.
+        let trusted: Bool
         let input: LineBuffer
         private(set) var output: [UInt8] = []
         private var head = 0
@@ -35,10 +38,11 @@ final class ControlServer {
         /// Not read while its unread replies pile up.
         fileprivate(set) var readingPaused = false
 
-        init(id: Int, fd: Int32, uid: UInt32, maxLineBytes: Int) {
+        init(id: Int, fd: Int32, uid: UInt32, trusted: Bool, maxLineBytes: Int) {
             self.id = id
             self.fd = fd
             self.uid = uid
+            self.trusted = trusted
             input = LineBuffer(maxLineBytes: maxLineBytes)
         }
 
@@ -82,6 +86,8 @@ final class ControlServer {
     let maxLineBytes: Int
     let maxQueuedBytes: Int
     let maxClients: Int
+    /// Whether peers that are not trusted are served as users' clients (else refused).
+    let acceptsUsers: Bool
     let readBudget = 64 * 1024
     let linesPerWakeup = 64
     /// Output above which a client's requests are not read until it reads its replies.
@@ -111,7 +117,7 @@ final class ControlServer {
     /// not a socket, is an error and left in place.
     /// The corresponding C functions are `socket`, `bind`, `chmod` and `listen`.
     init(path: String, mode: UInt32 = 0o660, logger: Logger, epoll: Epoll, clientTokens: UInt64, listenerToken: UInt64,
-         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256) throws(SystemError) {
+         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256, acceptsUsers: Bool = false) throws(SystemError) {
         self.path = path
         self.logger = logger
         self.epoll = epoll
@@ -120,6 +126,7 @@ final class ControlServer {
         self.maxLineBytes = maxLineBytes
         self.maxQueuedBytes = maxQueuedBytes
         self.maxClients = maxClients
+        self.acceptsUsers = acceptsUsers
         let address = try UnixSocketAddress(path: path)
         try Self.clearStale(path, address)
         let fd = try UnixSocketAddress.streamSocket(nonBlocking: true)
@@ -208,7 +215,12 @@ final class ControlServer {
                 break
             }
             var cred = kbd_peer()
-            guard kbd_peer_credentials(fd, &cred) == 0, authorize(cred.uid, cred.gid, Self.peerGroups(fd)) else {
+            guard kbd_peer_credentials(fd, &cred) == 0 else {
+                close(fd)
+                continue
+            }
+            let trusted = authorize(cred.uid, cred.gid, Self.peerGroups(fd))
+            guard trusted || acceptsUsers else {
                 logger.warning("control: refused a client (uid \(cred.uid), gid \(cred.gid), pid \(cred.pid)): not authorised")
                 close(fd)
                 continue
@@ -220,7 +232,7 @@ final class ControlServer {
                 logger.warning("control: refused a client (uid \(cred.uid)): already \(maxClients) clients")
                 continue
             }
-            let client = Client(id: nextID, fd: fd, uid: cred.uid, maxLineBytes: maxLineBytes)
+            let client = Client(id: nextID, fd: fd, uid: cred.uid, trusted: trusted, maxLineBytes: maxLineBytes)
             do { try epoll.add(fd, token: token(client)) } catch {
                 close(fd)
                 continue

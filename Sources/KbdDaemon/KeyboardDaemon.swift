@@ -33,10 +33,14 @@ public final class KeyboardDaemon {
         public var childEnvironment: [String]
         /// At most this many control clients at once.
         public var maxClients: Int
+        /// Serve every local user's session agent (socket mode 0666): a peer that is not
+        /// root, the service's user or in its group may register its own table and learn
+        /// presence and geometry, nothing else. Off: such peers are refused (mode 0660).
+        public var userClients: Bool
 
         public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
                     presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none,
-                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256) {
+                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256, userClients: Bool = false) {
             self.socketPath = socketPath
             self.allowKeyEvents = allowKeyEvents
             self.maxChildren = maxChildren
@@ -44,6 +48,7 @@ public final class KeyboardDaemon {
             self.compose = compose
             self.childEnvironment = childEnvironment
             self.maxClients = maxClients
+            self.userClients = userClients
         }
     }
 
@@ -124,8 +129,9 @@ public final class KeyboardDaemon {
             epoll.modify(fd, token: Token.children | UInt64(UInt32(bitPattern: fd)), events: paused ? 0 : Epoll.readable)
         }
         if let path = options.socketPath {
-            let server = try ControlServer(path: path, logger: logger, epoll: epoll, clientTokens: Token.clients,
-                                           listenerToken: Token.listener, maxClients: options.maxClients)
+            let server = try ControlServer(path: path, mode: options.userClients ? 0o666 : 0o660, logger: logger, epoll: epoll,
+                                           clientTokens: Token.clients, listenerToken: Token.listener, maxClients: options.maxClients,
+                                           acceptsUsers: options.userClients)
             control = server
             logger.info("control socket at \(path)")
         }
@@ -340,6 +346,22 @@ public final class KeyboardDaemon {
                 }
                 if !command.run.isEmpty { runner.run(command.run, commandID: command.id) }
                 dispatchObserver?(command, time, clock())
+            case .ownedCommand(let owner, _, _, let command, let chord):
+                // Only to the agent that registered it; the log names the user, not the device.
+                if let control, let client = control.clients.values.first(where: { $0.id == owner }) {
+                    if command.keys.contains(where: { !$0.hasCommandModifier }) {
+                        logger.info("user command \(command.id) for uid \(client.uid)")
+                    } else {
+                        logger.info("user command \(command.id) (\(chord)) for uid \(client.uid)")
+                    }
+                    switch control.send(EventFormatter.json(event), to: client) {
+                    case .sent: break
+                    case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
+                    case .broken: drop(client, reason: nil)
+                    }
+                }
+                observer?(event)
+                continue
             case .presence(_, let present):
                 logger.info("hardware keyboard \(present ? "present" : "absent")")
             case .dropped(_, let device, let count, let reason):
@@ -385,6 +407,7 @@ public final class KeyboardDaemon {
         let textInputBefore = textInput
         scopeClaims.removeAll { $0.client == client.id }
         textInputClaims.removeAll { $0.client == client.id }
+        pipeline.setUserTable(nil, owner: client.id)
         if scopes != scopesBefore { pipeline.setScopes(scopes) }
         if textInput != textInputBefore { pipeline.setTextInputActive(textInput) }
     }
@@ -418,7 +441,12 @@ public final class KeyboardDaemon {
         do { request = try ControlRequest.parse(line) } catch {
             return reply("error", ["error": .string(error.message)], ok: false)
         }
+        if !client.trusted, let refusal = Self.userRefusal(request) {
+            return reply("error", ["error": .string("\(refusal) (uid \(client.uid) may register its own commands, subscribe to presence and geometry, set scopes and text input, list commands and ping)")], ok: false)
+        }
         switch request {
+        case .register(let specs, let timeout):
+            return register(specs, timeout: timeout, for: client)
         case .subscribe(let kinds):
             if kinds.contains("key") && !options.allowKeyEvents {
                 return reply("subscribe", ["error": .string("key events carry typed text; the daemon was not started with --allow-key-events")], ok: false)
@@ -456,9 +484,57 @@ public final class KeyboardDaemon {
         }
     }
 
+    /// Why a user's client may not make this request, nil when it may.
+    private static func userRefusal(_ request: ControlRequest) -> String? {
+        switch request {
+        case .register, .setScopes, .setTextInput, .listCommands, .ping: return nil
+        case .subscribe(let kinds):
+            let other = kinds.subtracting(["presence", "geometry"])
+            return other.isEmpty ? nil : "subscribe: \(other.sorted().joined(separator: ", ")) events are for the service's group only"
+        case .reload: return "reload is for the service's group only"
+        case .listDevices: return "list_devices is for the service's group only"
+        }
+    }
+
+    /// A user's table: validated like a config (chords, conflicts), routed after the
+    /// system table, its commands sent to this client only.
+    private func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for client: ControlServer.Client) -> String {
+        var commands: [Command] = []
+        var problems: [String] = []
+        for (i, spec) in specs.enumerated() {
+            do {
+                let keys = try ChordKey.parseSequence(spec.keys)
+                commands.append(Command(id: spec.id, title: spec.title ?? spec.id, keys: keys, keysText: spec.keys,
+                                        scope: spec.scope ?? CommandTable.globalScope, repeat: spec.repeat,
+                                        priorityOverTextInput: spec.priorityOverTextInput,
+                                        location: SourceLocation(path: "commands[\(i)]", line: i + 1)))
+            } catch {
+                problems.append("commands[\(i)] (\(spec.id)): \(error.description)")
+            }
+        }
+        let table: CommandTable
+        do {
+            table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout ?? CommandTable.defaultSequenceTimeoutMilliseconds)
+        } catch {
+            problems += error.conflicts.map(\.description)
+            table = try! CommandTable(commands: [])
+        }
+        guard problems.isEmpty else {
+            return reply("register", ["error": .string(problems.prefix(20).joined(separator: "; "))], ok: false)
+        }
+        pipeline.setUserTable(table, owner: client.id)
+        // Chords the system table binds in the same scope never reach the user's table.
+        let shadowed = table.commands.filter { c in pipeline.table.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
+        logger.info("control: uid \(client.uid) registered \(table.commands.count) commands")
+        return reply("register", ["commands": .number(Double(table.commands.count)), "shadowed": .array(shadowed.map { .string($0.id) })])
+    }
+
     private func reply(_ name: String, _ fields: [String: JSONValue], ok: Bool = true) -> String {
         ControlReply.line(name, fields, ok: ok)
     }
+
+    /// Control clients with a registered table (by client id).
+    public var commandTableOwners: [Int] { pipeline.userTables.map(\.owner) }
 
     /// Every node seen, sorted by path.
     public func deviceList() -> [DeviceRecord] {
@@ -489,6 +565,7 @@ public final class KeyboardDaemon {
                 }
                 fresh.setScopes(scopes)
                 fresh.setTextInputActive(textInput)
+                for (owner, table) in pipeline.userTables { fresh.setUserTable(table, owner: owner) }
                 pipeline = fresh
             }
         } catch {

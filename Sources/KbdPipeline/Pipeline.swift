@@ -70,9 +70,31 @@ public final class Pipeline {
 
     public var table: CommandTable { router.table }
 
+    /// Users' tables (their agents'), by owner: routed after the system table, which
+    /// always wins a key it has a command or a pending sequence for.
+    private var userRouters: [(owner: Int, router: ChordRouter)] = []
+
+    /// Sets (or with nil removes) the table of `owner`.
+    public func setUserTable(_ table: CommandTable?, owner: Int) {
+        userRouters.removeAll { $0.owner == owner }
+        if let table {
+            userRouters.append((owner, ChordRouter(table: table, scopes: router.activeScopes, textInputActive: router.textInputActive)))
+        }
+    }
+
+    /// The users' tables, by owner.
+    public var userTables: [(owner: Int, table: CommandTable)] { userRouters.map { ($0.owner, $0.router.table) } }
+
     /// Sets the active scopes (most specific first).
-    public func setScopes(_ scopes: [String]) { router.setScopes(scopes) }
-    public func setTextInputActive(_ active: Bool) { router.textInputActive = active }
+    public func setScopes(_ scopes: [String]) {
+        router.setScopes(scopes)
+        for i in userRouters.indices { userRouters[i].router.setScopes(scopes) }
+    }
+
+    public func setTextInputActive(_ active: Bool) {
+        router.textInputActive = active
+        for i in userRouters.indices { userRouters[i].router.textInputActive = active }
+    }
 
     /// Swaps in a new command table (a config reload that validated).
     public func replaceTable(_ table: CommandTable) { router.replaceTable(table) }
@@ -89,18 +111,19 @@ public final class Pipeline {
 
     /// The earliest time something happens without new input.
     public var nextDeadline: EventTime? {
-        switch (router.nextDeadline, presence.nextDeadline) {
-        case (nil, nil): return nil
-        case (let a?, nil): return a
-        case (nil, let b?): return b
-        case (let a?, let b?): return min(a, b)
+        var earliest: EventTime? = presence.nextDeadline
+        if let a = router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
+        for u in userRouters {
+            if let a = u.router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
         }
+        return earliest
     }
 
     /// Fires timers due at or before `time`.
     public func advance(to time: EventTime, into out: inout [PipelineEvent]) {
         routerOutputs.removeAll(keepingCapacity: true)
         router.expire(at: time, into: &routerOutputs)
+        for i in userRouters.indices { userRouters[i].router.expire(at: time, into: &routerOutputs) }
         if let at = presence.expire(at: time) { emitPresence(false, at: at, into: &out) }
     }
 
@@ -165,6 +188,7 @@ public final class Pipeline {
                 for key in mapper.detach(id, at: time) { route(key, device: device.name, into: &out) }
                 routerOutputs.removeAll(keepingCapacity: true)
                 router.deviceDetached(id, at: time, into: &routerOutputs)
+                for i in userRouters.indices { userRouters[i].router.deviceDetached(id, at: time, into: &routerOutputs) }
             }
             if device.dropping { droppingDevices -= 1 }
             devices[id] = nil
@@ -197,15 +221,31 @@ public final class Pipeline {
         guard !key.synthetic else { return }
         routerOutputs.removeAll(keepingCapacity: true)
         router.handle(key, into: &routerOutputs)
+        var systemTook = router.isPending
         for output in routerOutputs {
             switch output {
             case .chord(let time, _, let chord):
                 out.append(.chord(time: time, device: device, chord: chord.description))
             case .command(let time, _, let command, let chord):
+                systemTook = true
                 let text = command.isSequence ? command.chordText : chord.description
                 out.append(.command(time: time, device: device, command: command, chord: text))
             case .sequencePending, .sequenceCancelled:
                 break
+            }
+        }
+        guard !userRouters.isEmpty else { return }
+        for i in userRouters.indices {
+            if systemTook {
+                // The system table has this key: no user table sees it.
+                userRouters[i].router.cancelPending()
+                continue
+            }
+            routerOutputs.removeAll(keepingCapacity: true)
+            userRouters[i].router.handle(key, into: &routerOutputs)
+            for case .command(let time, _, let command, let chord) in routerOutputs {
+                let text = command.isSequence ? command.chordText : chord.description
+                out.append(.ownedCommand(owner: userRouters[i].owner, time: time, device: device, command: command, chord: text))
             }
         }
     }

@@ -102,7 +102,7 @@ public enum Service {
                 options: .init(socketPath: options.noSocket ? nil : socketPath, allowKeyEvents: options.allowKeyEvents,
                                maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment),
                                childEnvironment: options.childEnvironment(from: environment),
-                               maxClients: maxClients(options.maxClients, logger: logger)),
+                               maxClients: maxClients(options.maxClients, logger: logger), userClients: options.userAgents),
                 source: EvdevDeviceSource(directory: options.inputDir), logger: logger, load: load)
         } catch {
             return reportFailure(error)

@@ -17,6 +17,8 @@ public struct ServiceOptions: Equatable, Sendable {
     /// Names of variables `run` programs get from the service's environment beyond the allow-list.
     public var passEnvironment: [String] = []
     public var maxClients = 256
+    /// Serve every local user's session agent (socket mode 0666, limited requests).
+    public var userAgents = false
 
     public init() {}
 
@@ -87,6 +89,7 @@ public struct ServiceOptions: Equatable, Sendable {
             case "--socket": options.socket = try value()
             case "--no-socket": try noValue(); options.noSocket = true
             case "--allow-key-events": try noValue(); options.allowKeyEvents = true
+            case "--user-agents": try noValue(); options.userAgents = true
             case "--input-dir": options.inputDir = try value()
             case "--report-latency": try noValue(); options.reportLatency = true
             case "--pass-env":
@@ -128,7 +131,7 @@ public struct ServiceOptions: Equatable, Sendable {
         }
     }
 
-    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--input-dir <dir>] [--max-children <n>] [--max-clients <n>] [--pass-env <names>] [--log-level <level>] [--report-latency]"
+    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--user-agents] [--input-dir <dir>] [--max-children <n>] [--max-clients <n>] [--pass-env <names>] [--log-level <level>] [--report-latency]"
 
     public static let help = """
         OVERVIEW: Run the service: watch every keyboard, run commands, serve the control socket.
@@ -160,6 +163,8 @@ public struct ServiceOptions: Equatable, Sendable {
           --socket <path>         Control socket path.
           --no-socket             Do not open a control socket.
           --allow-key-events      Allow control clients to subscribe to key events (they carry typed text).
+          --user-agents           Let every local user's session agent connect (socket mode 0666): it may
+                                  register its own commands and learn presence and geometry, nothing else.
           --input-dir <dir>       Where device nodes are. (default: /dev/input)
           --max-children <n>      At most this many commands run at once. (default: 8)
           --max-clients <n>       At most this many control-socket clients at once. (default: 256)

@@ -13,7 +13,7 @@ struct ServiceOptionsTests {
             "-c", "/etc/k.toml", "--layout=de", "--variant", "nodeadkeys", "--options", "grp:alt_shift_toggle",
             "--model=pc105", "--rules", "evdev", "--socket=/tmp/s", "--allow-key-events", "--input-dir", "/tmp/in",
             "--max-children=3", "--log-level", "debug", "--report-latency", "--pass-env", "DISPLAY,WAYLAND_DISPLAY",
-            "--pass-env=DBUS_SESSION_BUS_ADDRESS", "--max-clients", "16",
+            "--pass-env=DBUS_SESSION_BUS_ADDRESS", "--max-clients", "16", "--user-agents",
         ])
         var expected = ServiceOptions()
         expected.config = "/etc/k.toml"
@@ -26,6 +26,7 @@ struct ServiceOptionsTests {
         expected.reportLatency = true
         expected.passEnvironment = ["DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"]
         expected.maxClients = 16
+        expected.userAgents = true
         #expect(parsed == .run(expected))
     }
 

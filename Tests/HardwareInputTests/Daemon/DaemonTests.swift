@@ -51,7 +51,7 @@ final class DaemonHarness {
 
     init(config: String = DaemonHarness.config, allowKeyEvents: Bool = false, maxChildren: Int = 8,
          devices: [(String, DeviceDescription)] = [], childEnvironment: [String]? = nil, socketPath: String? = nil,
-         maxClients: Int = 256) throws {
+         maxClients: Int = 256, userClients: Bool = false) throws {
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         configPath = "/tmp/kbd-daemon-\(unique).toml"
         self.socketPath = socketPath ?? "/tmp/kbd-daemon-\(unique).sock"
@@ -60,7 +60,7 @@ final class DaemonHarness {
         let path = configPath
         let clock = self.clock
         var options = KeyboardDaemon.Options(socketPath: self.socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren,
-                                             presenceDebounceMilliseconds: 500, maxClients: maxClients)
+                                             presenceDebounceMilliseconds: 500, maxClients: maxClients, userClients: userClients)
         if let childEnvironment { options.childEnvironment = childEnvironment }
         daemon = try KeyboardDaemon(
             options: options,
@@ -94,7 +94,14 @@ final class DaemonHarness {
         return true
     }
 
-    var commandIDs: [String] { events.compactMap { if case .command(_, _, let c, _) = $0 { return c.id } else { return nil } } }
+    var commandIDs: [String] {
+        events.compactMap {
+            switch $0 {
+            case .command(_, _, let c, _), .ownedCommand(_, _, _, let c, _): return c.id
+            default: return nil
+            }
+        }
+    }
     var kinds: [String] { events.map(\.kind) }
 
     func type(_ device: FakeDevice, _ changes: [(String, Int32)]) {
