@@ -48,6 +48,16 @@ static inline int kbd_peer_groups(int fd, unsigned *groups, int capacity, int *n
     return r == 0 ? (int)(len / sizeof(unsigned)) : -1;
 }
 
+#include <sys/timerfd.h>
+#include <sys/inotify.h>
+/* A monotonic timerfd (non-blocking, close-on-exec). */
+static inline int kbd_timerfd(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+/* Arms it to fire once after `ms` milliseconds (0 disarms). */
+static inline int kbd_timerfd_after(int fd, long ms) {
+    struct itimerspec t = {{0, 0}, {ms / 1000, (ms % 1000) * 1000000L}};
+    return timerfd_settime(fd, 0, &t, (void *)0);
+}
+
 #include <sys/prctl.h>
 /* Not dumpable: no core dumps (which would hold typed keys) and no ptrace by the same uid. */
 static inline int kbd_disable_core_dumps(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }

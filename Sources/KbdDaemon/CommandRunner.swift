@@ -92,9 +92,9 @@ public final class CommandRunner {
     private var buffer: [UInt8] = []
 
     /// Called with each new descriptor to watch, when one closes, and to pause or resume an output.
-    var watch: ((Int32, Descriptor) -> Void)?
-    var unwatch: ((Int32) -> Void)?
-    var setPaused: ((Int32, Bool) -> Void)?
+    package var watch: ((Int32, Descriptor) -> Void)?
+    package var unwatch: ((Int32) -> Void)?
+    package var setPaused: ((Int32, Bool) -> Void)?
 
     public private(set) var started = 0
     public private(set) var refused = 0
@@ -207,7 +207,7 @@ public final class CommandRunner {
     // MARK: - Output
 
     /// Reads once from a child's output (call when `descriptor` is readable).
-    func drainOutput(_ descriptor: Int32) {
+    package func drainOutput(_ descriptor: Int32) {
         guard let output = outputs[descriptor] else { return }
         let now = clock()
         switch output.lines.read(from: descriptor, budget: limits.readBudget) {
@@ -308,7 +308,7 @@ public final class CommandRunner {
     // MARK: - Processes
 
     /// A child's pidfd became readable: it exited. Reaps exactly that pid.
-    func processExited(_ pidfd: Int32) {
+    package func processExited(_ pidfd: Int32) {
         guard let process = processes.removeValue(forKey: pidfd) else { return }
         unwatch?(pidfd)
         Glibc.close(pidfd)
