@@ -51,7 +51,7 @@ public enum Service {
         let configPath = options.config
         let keymapNames = options.keymap
         let load: () throws -> KeyboardDaemon.Loaded = {
-            let config = try ConfigLoader.load(path: configPath)
+            let config = try ConfigLoader.load(path: configPath, trust: .strict)
             return KeyboardDaemon.Loaded(config: config, keymap: try compileKeymap(commandLine: keymapNames, config: config, environment: environment))
         }
         var socketPath: String? = options.socket
