@@ -322,6 +322,9 @@ def main():
     open(cfg, "w").write(CONFIG)
     bad = os.path.join(tmp, "bad.toml")
     open(bad, "w").write(BROKEN)
+    # The service refuses a group- or world-writable config (StrictModes), whatever the umask.
+    os.chmod(cfg, 0o644)
+    os.chmod(bad, 0o644)
     files_bad, files_good = [bad], [cfg]
     service = os.path.abspath(args.service or os.path.join(os.path.dirname(binary), "kbd-commandd-daemon"))
     if not os.access(service, os.X_OK):

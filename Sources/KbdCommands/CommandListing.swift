@@ -22,11 +22,13 @@ public struct CommandListing {
         }
         var seenOrder: Set<String> = []
         order = order.filter { seenOrder.insert($0).inserted }
+        // One pass over the commands (filtering them once per scope was scopes × commands).
+        var byScope: [String: [Command]] = [:]
+        for c in table.commands { byScope[c.scope, default: []].append(c) }
         var claimed: [[ChordKey]: String] = [:]
         var groups: [(String, [Entry])] = []
         for scope in order {
-            let commands = table.commands.filter { $0.scope == scope }
-            guard !commands.isEmpty else { continue }
+            guard let commands = byScope[scope], !commands.isEmpty else { continue }
             var entries: [Entry] = []
             for c in commands {
                 let shadow = activeScopes == nil ? nil : claimed[c.keys]

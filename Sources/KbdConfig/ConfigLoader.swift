@@ -1,5 +1,5 @@
 import KbdTOML
-import KbdSystem
+public import KbdSystem
 import KbdCore
 import KbdKeymap
 import KbdCommands
@@ -9,11 +9,17 @@ public enum ConfigLoader {
     static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run"]
     static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk"]
 
-    /// Loads and validates the file at `path`.
-    public static func load(path: String) throws(ConfigError) -> Config {
+    /// Loads and validates the file at `path`. The service loads its config with `.strict`
+    /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
+    /// tools read any file they are given.
+    public static func load(path: String, trust: FileTrust = .any) throws(ConfigError) -> Config {
         let bytes: [UInt8]
-        do { bytes = try readWholeFile(path: path, limit: 16 << 20) } catch {
-            throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: 0), message: "cannot read the config: \(error.message)")])
+        do { bytes = try readFile(path: path, limit: 16 << 20, trust: trust) } catch {
+            let message = switch error {
+            case .system(let e): "cannot read the config: \(e.message)"
+            case .refused(_, let reason): "refusing to load the config: \(reason)"
+            }
+            throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: 0), message: message)])
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: 0), message: "not valid UTF-8; expected a TOML text file")])

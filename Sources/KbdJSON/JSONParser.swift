@@ -233,6 +233,14 @@ struct JSONParser {
             guard Self.isDigit(peek) else { throw failure("expected a digit in the exponent") }
             skipDigits()
         }
+        // Integers of up to 15 digits are exact in a Double: no string to make and parse.
+        let negative = bytes[start] == UInt8(ascii: "-")
+        let digits = position - start - (negative ? 1 : 0)
+        if digits <= 15, (start..<position).allSatisfy({ bytes[$0] != UInt8(ascii: ".") && bytes[$0] | 0x20 != UInt8(ascii: "e") }) {
+            var magnitude = 0
+            for index in (negative ? start + 1 : start)..<position { magnitude = magnitude * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
+            return negative ? -Double(magnitude) : Double(magnitude)
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let number = Double(text), number.isFinite else {
             throw failure("expected a number within the range of a 64-bit float", at: start)

@@ -77,7 +77,7 @@ public enum Service {
         // requests must not compile one keymap each).
         var lastKeymap: XkbKeymap?
         let load: () throws -> KeyboardDaemon.Loaded = {
-            let config = try ConfigLoader.load(path: configPath)
+            let config = try ConfigLoader.load(path: configPath, trust: .strict)
             let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
             if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
                 return KeyboardDaemon.Loaded(config: config, keymap: last)

@@ -47,6 +47,30 @@ public final class FileOutput: TextOutput {
         return FileOutput(fd: fd, path: path, ownsDescriptor: true)
     }
 
+    /// Creates `path` as a new file with `mode` (0600: recordings hold what was typed), never
+    /// opening anything that exists: not a file (whose mode would stay as it was, 0644 say), not
+    /// a symbolic link (whose target would be written), not a FIFO. EEXIST when `path` exists.
+    public static func createNew(path: String, mode: UInt32 = 0o600) throws(SystemError) -> FileOutput {
+        var fd: Int32
+        repeat { fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode)) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw SystemError(operation: "create", path: path, errno: errno) }
+        return FileOutput(fd: fd, path: path, ownsDescriptor: true)
+    }
+
+    /// `createNew`, after removing what is at `path` when it is a regular file or a symbolic link
+    /// (the link goes, its target stays as it was). Anything else (a FIFO, a device, a directory)
+    /// is refused with EINVAL and left alone: `--force` replaces files, it does not write into
+    /// /dev/null.
+    public static func createReplacing(path: String, mode: UInt32 = 0o600) throws(SystemError) -> FileOutput {
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            let type = st.st_mode & S_IFMT
+            guard type == S_IFREG || type == S_IFLNK else { throw SystemError(operation: "replace", path: path, errno: EINVAL) }
+            guard unlink(path) == 0 else { throw SystemError(operation: "remove", path: path, errno: errno) }
+        }
+        return try createNew(path: path, mode: mode)
+    }
+
     deinit {
         try? flush()
         if ownsDescriptor { close(fd) }

@@ -20,6 +20,8 @@ public struct TOMLParser {
     }
 
     private func fail(_ message: String) -> TOMLError { TOMLError(path: path, line: line, message: message) }
+    /// An error on the line of a header or key, found after the parser has read past its end.
+    private func fail(_ message: String, line: Int) -> TOMLError { TOMLError(path: path, line: line, message: message) }
 
     private var current: UInt8? { i < bytes.count ? bytes[i] : nil }
     private func peek(_ offset: Int) -> UInt8? { i + offset < bytes.count ? bytes[i + offset] : nil }
@@ -27,10 +29,10 @@ public struct TOMLParser {
     // MARK: - Document
 
     private mutating func document() throws(TOMLError) -> TOMLTable {
-        var root = TOMLTable(line: 1)
-        root.explicitlyDefined = true
+        let root = TableNode(line: 1, explicitlyDefined: true)
+        // The table that key lines go to: the last header's, or the root.
+        var table = root
         var currentPath: [String] = []
-        var currentIsArrayElement = false
         while true {
             skipWhitespaceAndComments(newlines: true)
             guard let c = current else { break }
@@ -47,12 +49,11 @@ public struct TOMLParser {
                 i += isArray ? 2 : 1
                 try endOfLine()
                 if isArray {
-                    try appendArrayTable(&root, keyPath, line: headerLine)
+                    table = try appendArrayTable(root, keyPath, line: headerLine)
                 } else {
-                    try defineTable(&root, keyPath, line: headerLine)
+                    table = try defineTable(root, keyPath, line: headerLine)
                 }
                 currentPath = keyPath
-                currentIsArrayElement = isArray
             } else {
                 let keyLine = line
                 let keyPath = try key()
@@ -62,10 +63,10 @@ public struct TOMLParser {
                 skipBlanks()
                 let value = try self.value()
                 try endOfLine()
-                try insert(&root, tablePath: currentPath, inArrayElement: currentIsArrayElement, key: keyPath, value: value, line: keyLine)
+                try insertDotted(table, keyPath, value: value, line: keyLine, prefix: currentPath)
             }
         }
-        return root
+        return root.table()
     }
 
     private mutating func endOfLine() throws(TOMLError) {
@@ -87,103 +88,80 @@ public struct TOMLParser {
 
     // MARK: - Tables
 
-    /// Walks to the table at `path` (creating implicit tables), calling `body` on it.
-    private func walk(
-        _ table: inout TOMLTable, _ path: ArraySlice<String>, line: Int, fullPath: [String],
-        _ body: (inout TOMLTable) throws(TOMLError) -> Void
-    ) throws(TOMLError) {
-        guard let head = path.first else {
-            try body(&table)
-            return
-        }
-        let rest = path.dropFirst()
-        if let idx = table.index(of: head) {
-            try table.update(at: idx) { (value: inout TOMLValue) throws(TOMLError) in
-                switch value {
-                case .table(var t):
-                    if t.closed { throw fail("'\(fullPath.joined(separator: "."))' extends an inline table, which is closed") }
-                    try walk(&t, rest, line: line, fullPath: fullPath, body)
-                    value = .table(t)
-                case .array(var elements, let arrayLine):
-                    guard case .table(var last)? = elements.last, !rest.isEmpty || true else {
-                        throw fail("'\(head)' is an array, not a table")
-                    }
-                    if last.closed { throw fail("'\(head)' is a static array; it cannot be extended with a table header") }
-                    try walk(&last, rest, line: line, fullPath: fullPath, body)
-                    elements[elements.count - 1] = .table(last)
-                    value = .array(elements, line: arrayLine)
-                default:
-                    throw fail("'\(head)' is already \(value.kindDescription), not a table")
-                }
+    /// Walks from `table` down `path` (creating implicit tables) to the table a header names:
+    /// the last element of an array of tables, never an inline table or a static array.
+    private func walk(_ table: TableNode, _ path: ArraySlice<String>, line: Int, fullPath: [String]) throws(TOMLError) -> TableNode {
+        var node = table
+        for head in path {
+            guard let index = node.index(of: head) else {
+                let child = TableNode(line: line)
+                node.append(head, .table(child), line: line)
+                node = child
+                continue
             }
+            switch node.slots[index] {
+            case .table(let child):
+                node = child
+            case .tables(let array):
+                node = array.tables[array.tables.count - 1]
+            case .value(.table):
+                throw fail("'\(fullPath.joined(separator: "."))' extends an inline table, which is closed", line: line)
+            case .value(.array(let elements, _)):
+                guard case .table? = elements.last else { throw fail("'\(head)' is an array, not a table", line: line) }
+                throw fail("'\(head)' is a static array; it cannot be extended with a table header", line: line)
+            case .value(let value):
+                throw fail("'\(head)' is already \(value.kindDescription), not a table", line: line)
+            }
+        }
+        return node
+    }
+
+    /// `[path]`: the table it names, now defined.
+    private func defineTable(_ root: TableNode, _ path: [String], line: Int) throws(TOMLError) -> TableNode {
+        let table = try walk(root, path[...], line: line, fullPath: path)
+        if table.explicitlyDefined { throw fail("table [\(path.joined(separator: "."))] is defined twice (first at line \(table.line))", line: line) }
+        table.explicitlyDefined = true
+        table.line = line
+        return table
+    }
+
+    /// `[[path]]`: a new table appended to the array of tables (created by the first such header).
+    /// Only such an array can be extended: a static one, even empty (`a = []`), cannot (TOML 1.0).
+    private func appendArrayTable(_ root: TableNode, _ path: [String], line: Int) throws(TOMLError) -> TableNode {
+        let parent = try walk(root, path.dropLast(), line: line, fullPath: path)
+        let name = path[path.count - 1]
+        let element = TableNode(line: line, explicitlyDefined: true)
+        if let index = parent.index(of: name) {
+            guard case .tables(let array) = parent.slots[index] else {
+                throw fail("'\(path.joined(separator: "."))' is already \(parent.slots[index].kindDescription), not an array of tables", line: line)
+            }
+            array.tables.append(element)
         } else {
-            var t = TOMLTable(line: line)
-            try walk(&t, rest, line: line, fullPath: fullPath, body)
-            table.set(head, .table(t), line: line)
+            parent.append(name, .tables(ArrayOfTables(element, line: line)), line: line)
         }
+        return element
     }
 
-    private func defineTable(_ root: inout TOMLTable, _ path: [String], line: Int) throws(TOMLError) {
-        try walk(&root, path[...], line: line, fullPath: path) { (t: inout TOMLTable) throws(TOMLError) in
-            if t.explicitlyDefined { throw fail("table [\(path.joined(separator: "."))] is defined twice (first at line \(t.line))") }
-            t.explicitlyDefined = true
-            t.line = line
-        }
-    }
-
-    private func appendArrayTable(_ root: inout TOMLTable, _ path: [String], line: Int) throws(TOMLError) {
-        let parent = path.dropLast()
-        let name = path.last!
-        try walk(&root, parent, line: line, fullPath: path) { (t: inout TOMLTable) throws(TOMLError) in
-            var element = TOMLTable(line: line)
-            element.explicitlyDefined = true
-            if let idx = t.index(of: name) {
-                try t.update(at: idx) { (value: inout TOMLValue) throws(TOMLError) in
-                    guard case .array(var elements, let l) = value, elements.allSatisfy({
-                        if case .table(let e) = $0 { return !e.closed } else { return false }
-                    }) else {
-                        throw fail("'\(path.joined(separator: "."))' is already \(value.kindDescription), not an array of tables")
-                    }
-                    elements.append(.table(element))
-                    value = .array(elements, line: l)
+    /// `a.b.c = value` in `table` (a header's table, the root, or an inline table being read):
+    /// the dotted parts are tables, created as needed; `prefix` is the header's path, for messages.
+    private func insertDotted(_ table: TableNode, _ key: [String], value: TOMLValue, line: Int, prefix: [String]) throws(TOMLError) {
+        var node = table
+        for (n, head) in key.enumerated() {
+            let isLast = n == key.count - 1
+            if let index = node.index(of: head) {
+                let full = (prefix + key).joined(separator: ".")
+                if isLast { throw fail("key '\(full)' is defined twice (first at line \(node.lines[index]))", line: line) }
+                guard case .table(let child) = node.slots[index] else {
+                    throw fail("key '\(full)': '\(head)' is already \(node.slots[index].kindDescription)", line: line)
                 }
+                node = child
+            } else if isLast {
+                node.append(head, .value(value), line: line)
             } else {
-                t.set(name, .array([.table(element)], line: line), line: line)
+                let child = TableNode(line: line, explicitlyDefined: true)
+                node.append(head, .table(child), line: line)
+                node = child
             }
-        }
-    }
-
-    private func insert(
-        _ root: inout TOMLTable, tablePath: [String], inArrayElement: Bool, key: [String], value: TOMLValue, line: Int
-    ) throws(TOMLError) {
-        let full = tablePath + key
-        try walk(&root, tablePath[...], line: line, fullPath: full) { (t: inout TOMLTable) throws(TOMLError) in
-            try insertDotted(&t, key[...], value: value, line: line, full: full)
-        }
-    }
-
-    private func insertDotted(_ t: inout TOMLTable, _ key: ArraySlice<String>, value: TOMLValue, line: Int, full: [String]) throws(TOMLError) {
-        let head = key.first!
-        if key.count == 1 {
-            if let existing = t.entry(head) {
-                throw fail("key '\(full.joined(separator: "."))' is defined twice (first at line \(existing.line))")
-            }
-            t.set(head, value, line: line)
-            return
-        }
-        if let idx = t.index(of: head) {
-            try t.update(at: idx) { (v: inout TOMLValue) throws(TOMLError) in
-                guard case .table(var sub) = v, !sub.closed else {
-                    throw fail("key '\(full.joined(separator: "."))': '\(head)' is already \(v.kindDescription)")
-                }
-                try insertDotted(&sub, key.dropFirst(), value: value, line: line, full: full)
-                v = .table(sub)
-            }
-        } else {
-            var sub = TOMLTable(line: line)
-            sub.explicitlyDefined = true
-            try insertDotted(&sub, key.dropFirst(), value: value, line: line, full: full)
-            t.set(head, .table(sub), line: line)
         }
     }
 
@@ -342,13 +320,11 @@ public struct TOMLParser {
     private mutating func inlineTable(depth: Int) throws(TOMLError) -> TOMLValue {
         let startLine = line
         i += 1
-        var table = TOMLTable(line: startLine)
-        table.explicitlyDefined = true
+        let table = TableNode(line: startLine, explicitlyDefined: true)
         skipBlanks()
         if current == UInt8(ascii: "}") {
             i += 1
-            table.closed = true
-            return .table(table)
+            return .table(table.table(closed: true))
         }
         while true {
             skipBlanks()
@@ -359,7 +335,7 @@ public struct TOMLParser {
             i += 1
             skipBlanks()
             let v = try value(depth: depth + 1)
-            try insertDotted(&table, k[...], value: v, line: keyLine, full: k)
+            try insertDotted(table, k, value: v, line: keyLine, prefix: [])
             skipBlanks()
             if current == UInt8(ascii: ",") {
                 i += 1
@@ -367,8 +343,7 @@ public struct TOMLParser {
             }
             guard current == UInt8(ascii: "}") else { throw fail("expected ',' or '}' in the inline table (inline tables stay on one line)") }
             i += 1
-            table.closed = true
-            return .table(table)
+            return .table(table.table(closed: true))
         }
     }
 
@@ -517,5 +492,81 @@ extension StringProtocol {
             if ch == target { out += replacement } else { out.append(ch) }
         }
         return out
+    }
+}
+
+/// The document while it is read. Headers and key lines reach their table through references,
+/// so adding to the 100,000th `[[command]]` costs what adding to the first does: mutating the
+/// nested value types in place copied the whole `command` array on every header and every key
+/// line (quadratic: 20,000 commands took 11.6 s; issue 17, D13). Turned into `TOMLTable`
+/// values once, at the end.
+private final class TableNode {
+    enum Slot {
+        /// A value written after `=`: a scalar, a static array or an inline table (closed).
+        case value(TOMLValue)
+        /// A table made by a header, a dotted key or as a header's parent.
+        case table(TableNode)
+        /// An array of tables, made by `[[…]]` headers.
+        case tables(ArrayOfTables)
+
+        var kindDescription: String {
+            switch self {
+            case .value(let value): value.kindDescription
+            case .table: "a table"
+            case .tables: "an array"
+            }
+        }
+    }
+
+    private(set) var keys: [String] = []
+    private(set) var slots: [Slot] = []
+    private(set) var lines: [Int] = []
+    private var positions = KeyIndex()
+    var line: Int
+    var explicitlyDefined: Bool
+
+    init(line: Int, explicitlyDefined: Bool = false) {
+        self.line = line
+        self.explicitlyDefined = explicitlyDefined
+    }
+
+    func index(of key: String) -> Int? {
+        positions.index(of: key) { keys.firstIndex(of: key) }
+    }
+
+    func append(_ key: String, _ slot: Slot, line: Int) {
+        keys.append(key)
+        slots.append(slot)
+        lines.append(line)
+        positions.added(key, count: keys.count) { keys }
+    }
+
+    /// The finished table (recursion as deep as the nesting of tables: at most two dotted keys of 64 parts).
+    func table(closed: Bool = false) -> TOMLTable {
+        var table = TOMLTable(line: line)
+        table.explicitlyDefined = explicitlyDefined
+        table.closed = closed
+        table.reserveCapacity(keys.count)
+        for index in keys.indices {
+            let value: TOMLValue
+            switch slots[index] {
+            case .value(let v): value = v
+            case .table(let node): value = .table(node.table())
+            case .tables(let array): value = .array(array.tables.map { .table($0.table()) }, line: array.line)
+            }
+            table.append(unique: keys[index], value, line: lines[index])
+        }
+        return table
+    }
+}
+
+/// The tables of `[[name]]` headers, in order; never empty.
+private final class ArrayOfTables {
+    var tables: [TableNode]
+    let line: Int
+
+    init(_ first: TableNode, line: Int) {
+        tables = [first]
+        self.line = line
     }
 }

@@ -10,6 +10,8 @@ import Glibc
 ///
 ///   kbd-bench generate [--events N] [--seed S] -o FILE
 ///   kbd-bench run [--events N] [--rounds R] [--long-events N]
+///   kbd-bench toml [--rounds R]
+///   kbd-bench json [--rounds R]
 @main
 struct Bench {
     static func main() {
@@ -36,6 +38,10 @@ struct Bench {
             say("| measure | value | target | method |")
             say("|---|---|---|---|")
             floor(events: option("--events", 2_000_000), rounds: option("--rounds", 5), kbd: directory + "/kbd-commandd", dir: dir)
+        case "toml":
+            toml(rounds: option("--rounds", 5), sizes: [1_000, 5_001, 10_000, 20_000, 100_000])
+        case "json":
+            json(rounds: option("--rounds", 5))
         case "run":
             run(events: option("--events", 1_000_000), rounds: option("--rounds", 5), longEvents: option("--long-events", 10_000_000))
         default:
@@ -49,6 +55,8 @@ struct Bench {
                    kbd-bench run [--events N] [--rounds R] [--long-events N]
                    kbd-bench floor [--events N] [--rounds R]   (replay against replay_floor.c only)
                    kbd-bench attack [--chords N]               (chord latency under each attack of issue 17)
+                   kbd-bench toml [--rounds R]                 (config load, 1k to 100k commands)
+                   kbd-bench json [--rounds R]                 (the 64 KiB control request)
             """)
         exit(64)
     }

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import HardwareInput
 import KbdService
 
@@ -10,7 +13,9 @@ struct CheckCommand: ParsableCommand {
             Prints every problem as FILE:LINE: message (duplicate ids, two commands on one chord \
             in one scope, a chord that is also a sequence prefix, unknown key or modifier names, \
             unknown keys, wrong value types) and exits 78; prints a summary and exits 0 when the \
-            table is valid.
+            table is valid. Warns (exit 0) about what the service would refuse: a file that is not \
+            regular, owned by someone other than root, you or the kbd-commandd user, or writable by \
+            group or others, or in such a directory.
 
             Example:
               kbd-commandd check --config /etc/kbd-commandd/config.toml
@@ -25,6 +30,13 @@ struct CheckCommand: ParsableCommand {
     func run() throws {
         try withErrorReporting {
             let loaded = try ConfigLoader.load(path: config)
+            let stderr = FileOutput.standardError()
+            // What the service (root, or its system user) would refuse at start or reload.
+            var owners = FileTrust.trustedOwners
+            if let user = getpwnam("kbd-commandd") { owners.append(user.pointee.pw_uid) }
+            for problem in strictModeProblems(path: config, trustedOwners: owners) {
+                stderr.write("Warning: \(config.escapingControlCharacters): the service would refuse this config: \(problem.escapingControlCharacters)\n")
+            }
             let keymap = try keymapOptions.keymap(config: loaded, environment: ProcessEnvironment.current())
             let table = loaded.table
             let stdout = FileOutput.standardOutput()

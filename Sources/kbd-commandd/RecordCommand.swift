@@ -12,8 +12,10 @@ struct RecordCommand: ParsableCommand {
         abstract: "Record a device to an evemu file (it will contain everything typed).",
         discussion: """
             Writes the device description and every event until Ctrl+C or SIGTERM, in the format \
-            evemu-play and kbd-commandd replay read. The file is created with mode 0600. WARNING: a \
-            recording of a keyboard contains everything typed on it, passwords included.
+            evemu-play and kbd-commandd replay read. The file is created new with mode 0600: an \
+            existing file or link is not overwritten (its mode would stay, or the link's target \
+            would be written) unless --force replaces it with a new file. WARNING: a recording of a \
+            keyboard contains everything typed on it, passwords included.
 
             Example:
               kbd-commandd record /dev/input/event3 -o session.evemu
@@ -23,8 +25,11 @@ struct RecordCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The device node.", valueName: "device"))
     var device: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (default: standard output).", valueName: "file"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (default: standard output). It must not exist yet.", valueName: "file"))
     var output: String?
+
+    @Flag(help: "Replace the output file if it exists (a regular file or a link; the link's target is left alone).")
+    var force = false
 
     func run() throws {
         try withErrorReporting {
@@ -34,9 +39,7 @@ struct RecordCommand: ParsableCommand {
             }
             let out: FileOutput
             if let output {
-                do { out = try FileOutput.create(path: output) } catch {
-                    throw CLIFailure(message: "\(output): cannot create: \((error as? SystemError)?.message ?? "\(error)")", code: ExitStatus.failure)
-                }
+                out = try Self.open(output, force: force)
             } else {
                 out = FileOutput.standardOutput()
             }
@@ -66,6 +69,20 @@ struct RecordCommand: ParsableCommand {
                 }
             }
             try out.flush()
+        }
+    }
+
+    /// The output file, created new (mode 0600), or replacing a file or link with `--force`.
+    static func open(_ path: String, force: Bool) throws -> FileOutput {
+        do {
+            return force ? try FileOutput.createReplacing(path: path) : try FileOutput.createNew(path: path)
+        } catch {
+            let why = switch error.errno {
+            case EEXIST: "it exists; not overwriting it with a recording (remove it, or use --force to replace it)"
+            case EINVAL: "not a regular file; --force replaces only files and links"
+            default: error.message
+            }
+            throw CLIFailure(message: "\(path.escapingControlCharacters): cannot create: \(why)", code: ExitStatus.failure)
         }
     }
 }

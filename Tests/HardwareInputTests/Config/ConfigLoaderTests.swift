@@ -1,4 +1,5 @@
 import HardwareInput
+import KbdTestSupport
 import Testing
 
 struct ConfigLoaderTests {
@@ -219,6 +220,13 @@ struct TOMLParserTests {
         ("[x]\n[x]", "t.toml:2: table [x] is defined twice (first at line 1)"),
         ("a = 1\n[a]", "t.toml:2: 'a' is already an integer, not a table"),
         ("a = 012", "t.toml:1: expected a value (a string in quotes, a number, true, false, an array or an inline table), found '012'"),
+        // Errors found after the line's end was read still name the header's or the key's line
+        // (they named the next line before issue 17).
+        ("a = 1\na = 2\n", "t.toml:2: key 'a' is defined twice (first at line 1)"),
+        ("[x]\n[x]\n\n", "t.toml:2: table [x] is defined twice (first at line 1)"),
+        ("a = 1\n[a]  # comment\n", "t.toml:2: 'a' is already an integer, not a table"),
+        ("a = 1\n[[a]]\r\n", "t.toml:2: 'a' is already an integer, not an array of tables"),
+        ("[t]\nk = {x = 1}\nk.y = 2\n", "t.toml:3: key 't.k.y': 'k' is already a table"),
     ])
     func syntaxErrors(_ text: String, _ message: String) {
         do {
@@ -242,6 +250,57 @@ struct TOMLParserTests {
     @Test func sixtyFourKeyPartsParse() throws {
         let t = try TOMLParser.parse("[" + Array(repeating: "t", count: 63).joined(separator: ".") + "]\nk = 1\n", path: "t.toml")
         #expect(t["t"] != nil)
+    }
+
+    /// TOML 1.0: an array of tables cannot extend a static array, "even if that array is
+    /// empty". The parser before issue 17 accepted the empty one (D13).
+    @Test(arguments: [
+        ("a = []\n[[a]]\n", "t.toml:2: 'a' is already an array, not an array of tables"),
+        ("a = [] # none yet\n\n[[a]]\nx = 1\n", "t.toml:3: 'a' is already an array, not an array of tables"),
+        ("[t]\na = []\n[[t.a]]\n", "t.toml:3: 't.a' is already an array, not an array of tables"),
+        ("[[t]]\na = []\n[[t.a]]\n", "t.toml:3: 't.a' is already an array, not an array of tables"),
+        ("command = []\n[[command]]\nid = \"a\"\nkeys = \"Ctrl+A\"\n", "t.toml:2: 'command' is already an array, not an array of tables"),
+    ])
+    func aStaticEmptyArrayCannotBeExtended(_ text: String, _ message: String) {
+        syntaxError(text, message)
+    }
+
+    /// A termination bound, not a latency check (issue 17, D13): loading is linear, so 100,000
+    /// commands load in seconds even in a debug build; the loader before issue 17 copied the
+    /// whole `command` array on every key line and every header (about 570 s in release).
+    @Test(.timeLimit(.minutes(1)))
+    func aHundredThousandCommandsLoad() throws {
+        let count = 100_000
+        let config = try ConfigLoader.parse(ConfigGenerator.commands(count), path: "big.toml")
+        #expect(config.table.commands.count == count)
+        #expect(config.table.scopes.count == ConfigGenerator.scopes(for: count))
+        let last = try #require(config.table.commands.last)
+        #expect(last.id == "c\(count - 1)")
+        #expect(last.location.line == 3 + 6 * (count - 1) + (count - 1 + 9) / 10 + 1)
+        #expect(config.table.commands[0].run == ["notify-send", "c0"])
+    }
+
+    /// Tables of many keys: lookups by key stay O(1) (they were a linear scan, quadratic to build),
+    /// across the switch from a scan of a few keys to an index, and duplicates are still found.
+    @Test(.timeLimit(.minutes(1)), arguments: [
+        ("[t]\n", "\n", 100_000), ("t = {", ", ", 20_000), ("t.", "\nt.", 50_000), ("[t]\n", "\n", 9), ("t = {", ", ", 8),
+    ])
+    func tablesOfManyKeys(_ head: String, _ separator: String, _ count: Int) throws {
+        let close = head.hasSuffix("{") ? "}" : ""
+        let text = head + (0..<count).map { "k\($0) = \($0)" }.joined(separator: separator) + close + "\n"
+        let root = try TOMLParser.parse(text, path: "t.toml")
+        guard case .table(let t)? = root["t"] else { Issue.record("no table t"); return }
+        #expect(t.keys.count == count)
+        for i in [0, 1, count / 2, count - 2, count - 1] { #expect(t["k\(i)"] == .integer(Int64(i))) }
+        #expect(t["k\(count)"] == nil)
+        for i in [0, count / 2, count - 1] {
+            do {
+                _ = try TOMLParser.parse(head + (0..<count).map { "k\($0) = \($0)" }.joined(separator: separator) + separator + "k\(i) = 0" + close + "\n", path: "t.toml")
+                Issue.record("expected k\(i) to be a duplicate")
+            } catch {
+                #expect(error.message.hasPrefix("key '") && error.message.contains("k\(i)' is defined twice"))
+            }
+        }
     }
 
     private func syntaxError(_ text: String, _ message: String) {

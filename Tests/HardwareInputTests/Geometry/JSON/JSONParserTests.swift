@@ -150,6 +150,18 @@ struct JSONParserTests {
         #expect(throws: Never.self) { try JSONValue.parse(#"{"a":{"b":1}}"#, maximumDepth: 2) }
     }
 
+    /// Integers of up to 15 digits are read without making a string; every number still parses
+    /// to exactly what `Double(text)` gives, sign of zero included.
+    @Test(arguments: ["0", "-0", "7", "-7", "10", "398", "999999999999999", "-999999999999999", "123456789012345",
+                      "1234567890123456", "9007199254740993", "-9007199254740993", "12345678901234567890", "0.5", "-0.0",
+                      "1e3", "1E-2", "-12.5e2", "100000000000000000000000"])
+    func numbersParseAsDoubleDoes(_ text: String) throws {
+        let expected = try #require(Double(text))
+        let parsed = try #require(try JSONValue.parse(text).numberValue)
+        #expect(parsed.bitPattern == expected.bitPattern)
+        #expect(try JSONValue.parse("[\(text)]")[0]?.numberValue?.bitPattern == expected.bitPattern)
+    }
+
     /// Large containers, each with its element count. Parsing is linear: each case takes well
     /// under a second in a debug build. The parser before issue 17 copied a container on every
     /// element it appended (about n²/2 element copies: hours for these sizes).

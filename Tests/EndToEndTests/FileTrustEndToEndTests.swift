@@ -1,0 +1,129 @@
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private directory for one end-to-end test (mode 0700 under /tmp), removed afterwards.
+final class EndToEndDirectory {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/kbd-e2e-files-XXXXXX".utf8CString)
+        _ = mkdtemp(&template)
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit {
+        // Only plain entries are made here: remove them, then the directory.
+        if let d = opendir(path) {
+            while let entry = readdir(d) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { unlink(path + "/" + name) }
+            }
+            closedir(d)
+        }
+        rmdir(path)
+    }
+
+    /// Writes `text` to `name` with exactly `mode` and returns the path.
+    @discardableResult
+    func write(_ name: String, _ text: String, mode: mode_t = 0o644) -> String {
+        let p = path + "/" + name
+        unlink(p)
+        let fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
+        fchmod(fd, mode)
+        close(fd)
+        return p
+    }
+}
+
+/// The service's config must be trusted like sshd's StrictModes wants (issue 17, D12): it runs
+/// the programs the file names. Before issue 17 the service loaded each of these.
+@Suite(.serialized)
+struct ConfigTrustEndToEndTests {
+    static let config = "[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n"
+
+    @Test(arguments: ["group-writable", "world-writable", "a FIFO with a writer", "owned by nobody"])
+    func theServiceRefusesAnUntrustedConfigAtStart(_ kind: String) {
+        guard kind != "owned by nobody" || geteuid() == 0 else { return }
+        let dir = EndToEndDirectory()
+        let path = dir.path + "/config.toml"
+        var writer: pid_t = 0
+        switch kind {
+        case "group-writable": dir.write("config.toml", Self.config, mode: 0o664)
+        case "world-writable": dir.write("config.toml", Self.config, mode: 0o606)
+        case "owned by nobody":
+            dir.write("config.toml", Self.config)
+            chown(path, 65534, 65534)
+        default:
+            mkfifo(path, 0o600)
+            let words: [String] = ["/bin/sh", "-c", "printf '\(Self.config.replacingNewlines())' > \(path)"]
+            let argv = words.map { strdup($0) } + [nil]
+            posix_spawn(&writer, "/bin/sh", nil, nil, argv, nil)
+            argv.forEach { free($0) }
+        }
+        defer {
+            if writer > 0 {
+                kill(writer, SIGKILL)
+                var status: Int32 = 0
+                waitpid(writer, &status, 0)
+            }
+        }
+        let daemon = RunningTool(["run", "--config", path, "--no-socket", "--input-dir", "/nonexistent"])
+        let status = daemon.wait(seconds: 10)
+        #expect(status == 66, "\(kind): \(daemon.stderr)")
+        #expect(daemon.stderr.hasPrefix("Error: \(path):0: refusing to load the config: "))
+        let fix = kind == "owned by nobody" ? "chown root \(path)" : kind.hasSuffix("writable") ? "chmod go-w \(path)" : "(a FIFO)"
+        #expect(daemon.stderr.contains(fix), "\(daemon.stderr)")
+    }
+
+    /// A reload refuses a config made writable, and a config replaced by a FIFO does not freeze
+    /// the loop (before issue 17 the reload opened the FIFO and blocked: SIGTERM went unanswered).
+    @Test func aReloadRefusesAnUntrustedConfigAndKeepsTheOld() {
+        let dir = EndToEndDirectory()
+        let path = dir.write("config.toml", Self.config)
+        let daemon = RunningTool(["run", "--config", path, "--no-socket", "--input-dir", "/nonexistent"])
+        #expect(daemon.waitFor("ready: 1 commands, 0 keyboards"))
+        chmod(path, 0o666)
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitFor("reload failed, keeping the previous config: \(path):0: refusing to load the config: writable by group or others (mode 0666)"))
+        unlink(path)
+        mkfifo(path, 0o600)
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitFor("refusing to load the config: not a regular file (a FIFO)"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+        #expect(daemon.stderr.contains("INFO stopped"))
+    }
+
+    /// A symbolic link to a trusted file is fine (configs in /etc often are links), and `check`
+    /// warns ahead of time about what the service would refuse, exiting 0.
+    @Test func linksAreFollowedAndCheckWarns() {
+        let dir = EndToEndDirectory()
+        let real = dir.write("real.toml", Self.config)
+        let link = dir.path + "/config.toml"
+        symlink(real, link)
+        let daemon = RunningTool(["run", "--config", link, "--no-socket", "--input-dir", "/nonexistent"])
+        #expect(daemon.waitFor("ready: 1 commands, 0 keyboards"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+
+        let fine = runTool(["check", "--config", link])
+        #expect(fine.status == 0 && fine.stderr == "")
+        chmod(real, 0o664)
+        let warned = runTool(["check", "--config", link])
+        #expect(warned.status == 0)
+        #expect(warned.stdout.contains("OK: 1 commands"))
+        #expect(warned.stderr == "Warning: \(link): the service would refuse this config: writable by group or others (mode 0664); expected a file only its owner can change, as the service runs its commands: chmod go-w \(link)\n")
+    }
+}
+
+extension String {
+    /// For a printf format in single quotes: newlines as `\n`.
+    func replacingNewlines() -> String {
+        var out = ""
+        for c in self { out += c == "\n" ? "\\n" : String(c) }
+        return out
+    }
+}
