@@ -1,7 +1,7 @@
 #ifndef KBD_COMMANDD_CLINUX_SHIM_H
 #define KBD_COMMANDD_CLINUX_SHIM_H
 /* Linux interfaces Swift's Glibc module does not export (epoll, signalfd,
- * eventfd) and thin wrappers for GNU extensions (pipe2, accept4, SO_PEERCRED),
+ * eventfd, timerfd) and thin wrappers for GNU extensions (pipe2, accept4, SO_PEERCRED),
  * so no translation unit here needs _GNU_SOURCE. */
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -46,6 +46,17 @@ static inline int kbd_peer_groups(int fd, unsigned *groups, int capacity, int *n
     int r = getsockopt(fd, SOL_SOCKET, 59 /* SO_PEERGROUPS */, groups, &len);
     if (needed) *needed = (int)(len / sizeof(unsigned));
     return r == 0 ? (int)(len / sizeof(unsigned)) : -1;
+}
+
+#include <sys/timerfd.h>
+/* A CLOCK_MONOTONIC timerfd, non-blocking and close-on-exec. */
+static inline int kbd_timerfd_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+/* Arms `fd` to fire once at the absolute CLOCK_MONOTONIC time `usec` (microseconds);
+   `usec` <= 0 disarms it. */
+static inline int kbd_timerfd_arm(int fd, long long usec) {
+    struct itimerspec t = {{0, 0}, {0, 0}};
+    if (usec > 0) { t.it_value.tv_sec = usec / 1000000; t.it_value.tv_nsec = (long)(usec % 1000000) * 1000; }
+    return timerfd_settime(fd, usec > 0 ? TFD_TIMER_ABSTIME : 0, &t, (void *)0);
 }
 
 #include <sys/prctl.h>
