@@ -1,7 +1,7 @@
 #ifndef KBD_COMMANDD_CLINUX_SHIM_H
 #define KBD_COMMANDD_CLINUX_SHIM_H
 /* Linux interfaces Swift's Glibc module does not export (epoll, signalfd,
- * eventfd) and thin wrappers for GNU extensions (pipe2, accept4, SO_PEERCRED),
+ * eventfd, timerfd) and thin wrappers for GNU extensions (pipe2, accept4, SO_PEERCRED),
  * so no translation unit here needs _GNU_SOURCE. */
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -50,12 +50,14 @@ static inline int kbd_peer_groups(int fd, unsigned *groups, int capacity, int *n
 
 #include <sys/timerfd.h>
 #include <sys/inotify.h>
-/* A monotonic timerfd (non-blocking, close-on-exec). */
-static inline int kbd_timerfd(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
-/* Arms it to fire once after `ms` milliseconds (0 disarms). */
-static inline int kbd_timerfd_after(int fd, long ms) {
-    struct itimerspec t = {{0, 0}, {ms / 1000, (ms % 1000) * 1000000L}};
-    return timerfd_settime(fd, 0, &t, (void *)0);
+/* A CLOCK_MONOTONIC timerfd, non-blocking and close-on-exec. */
+static inline int kbd_timerfd_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+/* Arms `fd` to fire once at the absolute CLOCK_MONOTONIC time `usec` (microseconds);
+   `usec` <= 0 disarms it. */
+static inline int kbd_timerfd_arm(int fd, long long usec) {
+    struct itimerspec t = {{0, 0}, {0, 0}};
+    if (usec > 0) { t.it_value.tv_sec = usec / 1000000; t.it_value.tv_nsec = (long)(usec % 1000000) * 1000; }
+    return timerfd_settime(fd, usec > 0 ? TFD_TIMER_ABSTIME : 0, &t, (void *)0);
 }
 
 #include <sys/prctl.h>

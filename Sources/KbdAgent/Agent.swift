@@ -91,7 +91,7 @@ final class AgentLoop {
         self.logger = logger
         epoll = try Epoll()
         signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
-        timer = kbd_timerfd()
+        timer = kbd_timerfd_create()
         let runner = CommandRunner(maxChildren: 8, environment: Agent.childEnvironment(environment), logger: logger)
         self.runner = runner
         osk = OnScreenKeyboard(settings: OnScreenKeyboardSettings(), environment: environment, logger: logger) { argv, label in
@@ -232,7 +232,7 @@ final class AgentLoop {
             register()
         } catch {
             if backoffMilliseconds == 100 { logger.info("waiting for the service at \(socketPath) (\(error.message))") }
-            _ = kbd_timerfd_after(timer, backoffMilliseconds)
+            _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
             backoffMilliseconds = min(backoffMilliseconds * 2, 5000)
         }
     }
@@ -245,7 +245,7 @@ final class AgentLoop {
         logger.warning("lost the service (\(reason)); reconnecting")
         // Presence is unknown without the service: the on-screen keyboard comes back.
         osk.forgetPresence()
-        _ = kbd_timerfd_after(timer, backoffMilliseconds)
+        _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
     }
 
     private func send(_ line: String) {

@@ -96,6 +96,17 @@ public enum Service {
                 logger.warning("no control socket: not root and XDG_RUNTIME_DIR is unset (use --socket)")
             }
         }
+        // Recordings as the devices: checked to their end before anything starts (65 with file:line).
+        let source: any DeviceSource
+        if options.replay.isEmpty {
+            source = EvdevDeviceSource(directory: options.inputDir)
+        } else {
+            let replay: ReplayDeviceSource
+            do { replay = try ReplayDeviceSource(paths: options.replay) } catch { return reportFailure(error) }
+            replay.onFinished = { logger.info("replay: every recording has played; running until SIGTERM") }
+            logger.info("replaying \(replay.recordings.count) recordings as the devices, instead of \(options.inputDir)")
+            source = replay
+        }
         let daemon: KeyboardDaemon
         do {
             daemon = try KeyboardDaemon(
@@ -103,7 +114,7 @@ public enum Service {
                                maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment),
                                childEnvironment: options.childEnvironment(from: environment),
                                maxClients: maxClients(options.maxClients, logger: logger), userClients: options.userAgents),
-                source: EvdevDeviceSource(directory: options.inputDir), logger: logger, load: load)
+                source: source, logger: logger, load: load)
         } catch {
             return reportFailure(error)
         }

@@ -30,10 +30,26 @@ struct ServiceOptionsTests {
         #expect(parsed == .run(expected))
     }
 
+    /// `--replay FILE` repeats, and bare files after it are more recordings (`--replay a b`).
+    @Test func replayTakesOneOrMoreRecordings() throws {
+        var expected = ServiceOptions()
+        expected.config = "c.toml"
+        expected.replay = ["a.evemu", "b.evemu", "c.evemu", "d.evemu"]
+        #expect(try ServiceOptions.parse(["-c", "c.toml", "--replay", "a.evemu", "b.evemu", "--replay=c.evemu", "--replay", "d.evemu"])
+                == .run(expected))
+        expected.socket = "/tmp/s"
+        #expect(try ServiceOptions.parse(["--replay", "a.evemu", "b.evemu", "--socket", "/tmp/s", "-c", "c.toml", "--replay", "c.evemu", "d.evemu"])
+                == .run(expected))
+        // A bare argument anywhere else is still an error.
+        #expect(throws: CLIFailure(message: "Unexpected argument 'b.evemu'", code: ExitStatus.usage)) {
+            try ServiceOptions.parse(["--replay", "a.evemu", "--no-socket", "b.evemu", "-c", "c.toml"])
+        }
+    }
+
     @Test func defaults() throws {
         guard case .run(let o) = try ServiceOptions.parse(["--config", "a.toml"]) else { Issue.record("not a run"); return }
         #expect(o.config == "a.toml" && o.inputDir == "/dev/input" && o.maxChildren == 8 && o.logLevel == "info")
-        #expect(o.socket == nil && !o.noSocket && !o.allowKeyEvents && !o.reportLatency && o.keymap == KeymapNames())
+        #expect(o.socket == nil && !o.noSocket && !o.allowKeyEvents && !o.reportLatency && o.keymap == KeymapNames() && o.replay.isEmpty)
     }
 
     @Test(arguments: [
@@ -53,6 +69,10 @@ struct ServiceOptionsTests {
         (["-c", "a", "--max-children=many"], "--max-children must be a whole number of at least 1, not 'many'"),
         (["-c", "a", "--log-level", "loud"], "--log-level must be one of trace, debug, info, notice, warning, error, critical, not 'loud'"),
         (["-c", "a", "--socket"], "Missing value for '--socket <path>'"),
+        (["-c", "a", "--replay"], "Missing value for '--replay <file>'"),
+        (["-c", "a", "--replay="], "--replay takes an evemu recording, not an empty name"),
+        (["-c", "a", "--replay", "r.evemu", "--input-dir", "/dev/input"],
+         "--replay and --input-dir exclude each other: replayed recordings are the only devices"),
     ])
     func usageErrors(arguments: [String], message: String) {
         #expect(throws: CLIFailure(message: message, code: ExitStatus.usage)) { try ServiceOptions.parse(arguments) }
@@ -69,7 +89,8 @@ struct ServiceOptionsTests {
 
     @Test func everyOptionIsInTheHelp() {
         for option in ["--config", "--layout", "--variant", "--options", "--model", "--rules", "--socket", "--no-socket",
-                       "--allow-key-events", "--input-dir", "--max-children", "--log-level", "--report-latency"] {
+                       "--allow-key-events", "--input-dir", "--replay", "--max-children", "--max-clients", "--pass-env",
+                       "--log-level", "--report-latency"] {
             #expect(ServiceOptions.help.contains("  \(option) ") || ServiceOptions.help.contains(", \(option) "), "\(option)")
             #expect(ServiceOptions.synopsis.contains(option), "\(option)")
         }
