@@ -84,6 +84,21 @@ struct DaemonEndToEndTests {
     }
 
     @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
+    func theUserUnitOfTheAgentVerifies() {
+        let unit = slurpFile(Paths.root + "/udev/kbd-commandd-agent.service")
+            .replacingAll("/usr/bin/kbd-commandd-agent", with: Paths.builtProduct("kbd-commandd-agent"))
+        #expect(unit.contains("PartOf=graphical-session.target") && unit.contains("WantedBy=graphical-session.target"))
+        let path = "/tmp/kbd-e2e-unit/kbd-commandd-agent.service"
+        mkdir("/tmp/kbd-e2e-unit", 0o755)
+        let f = fopen(path, "w")
+        fputs(unit, f)
+        fclose(f)
+        let r = runTool(["--user", "verify", path], environment: ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": "/tmp/kbd-e2e-unit"],
+                        executable: "/usr/bin/systemd-analyze")
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
+    @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
     func theSystemdUnitVerifies() {
         // Point ExecStart at the built service binary so verify can check it exists.
         let unit = slurpFile(Paths.root + "/udev/kbd-commandd.service")
@@ -162,8 +177,9 @@ struct InstallEndToEndTests {
         let env = ["DESTDIR": dest, "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"]
         let install = runTool([Paths.root + "/scripts/install", "--binary", Paths.executable], environment: env, executable: "/bin/bash")
         #expect(install.status == 0, "\(install.stderr)")
-        for file in ["/usr/bin/kbd-commandd", "/usr/bin/kbd-commandd-daemon", "/etc/kbd-commandd/config.toml", "/usr/lib/udev/rules.d/70-kbd-commandd.rules",
-                     "/usr/lib/systemd/system/kbd-commandd.service", "/usr/share/doc/kbd-commandd/README.md"] {
+        for file in ["/usr/bin/kbd-commandd", "/usr/bin/kbd-commandd-daemon", "/usr/bin/kbd-commandd-agent", "/etc/kbd-commandd/config.toml",
+                     "/usr/lib/udev/rules.d/70-kbd-commandd.rules", "/usr/lib/systemd/system/kbd-commandd.service",
+                     "/usr/lib/systemd/user/kbd-commandd-agent.service", "/usr/share/doc/kbd-commandd/README.md"] {
             #expect(access(dest + file, F_OK) == 0, "missing \(file)")
         }
         // The installed binary accepts the installed config.
@@ -172,10 +188,14 @@ struct InstallEndToEndTests {
         // The installed `run` executes the installed service beside it.
         let help = runTool(["run", "--help"], executable: dest + "/usr/bin/kbd-commandd")
         #expect(help.status == 0 && help.stdout.contains("OPTIONS:"))
+        // And `agent` the installed agent.
+        let agentHelp = runTool(["agent", "--help"], executable: dest + "/usr/bin/kbd-commandd")
+        #expect(agentHelp.status == 0 && agentHelp.stdout.contains("USAGE: kbd-commandd agent"))
         let uninstall = runTool([Paths.root + "/scripts/install", "--uninstall"], environment: env, executable: "/bin/bash")
         #expect(uninstall.status == 0)
         #expect(access(dest + "/usr/bin/kbd-commandd", F_OK) != 0)
         #expect(access(dest + "/usr/bin/kbd-commandd-daemon", F_OK) != 0)
+        #expect(access(dest + "/usr/bin/kbd-commandd-agent", F_OK) != 0)
         #expect(access(dest + "/etc/kbd-commandd/config.toml", F_OK) == 0)  // config kept unless --purge
         _ = runTool(["-rf", dest], environment: [:], executable: "/bin/rm")
     }
