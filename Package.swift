@@ -30,7 +30,11 @@ let serviceLinkFlags = [
 
 /// The agent's release link: static standard library, packed relocations (its idle memory
 /// has the same goal as the service's).
-let agentLinkFlags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+let agentLinkFlags = [
+    "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/kbd-commandd-agent/functions.order",
+    "-Xlinker", "--no-warn-symbol-ordering",
+]
 
 let package = Package(
     name: "kbd-commandd",
@@ -120,6 +124,7 @@ let package = Package(
         .executableTarget(
             name: "kbd-commandd-agent",
             dependencies: ["KbdAgent"],
+            exclude: ["functions.order"],
             swiftSettings: strict,
             linkerSettings: [.unsafeFlags(agentLinkFlags, .when(configuration: .release))]
         ),

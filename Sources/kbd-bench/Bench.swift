@@ -32,6 +32,14 @@ struct Bench {
         case "attacker":
             guard args.count >= 2 else { usage() }
             Attack.attacker(args[0], args[1])
+        case "agent-idle":
+            mkdir("/tmp/kbd-bench", 0o755)
+            mkdir("/tmp/kbd-bench/input-empty", 0o755)
+            let cfg = "/tmp/kbd-bench/bench.toml"
+            let out = try! FileOutput.create(path: cfg, mode: 0o644)
+            out.write(config)
+            try! out.flush()
+            agentIdle(configPath: cfg)
         case "floor":
             let dir = "/tmp/kbd-bench"
             mkdir(dir, 0o755)
@@ -212,6 +220,7 @@ struct Bench {
 
         // 4. The daemon idle.
         idle(kbd: kbd, configPath: configPath)
+        agentIdle(configPath: configPath)
 
         // 5. Memory after a long replay.
         let long = dir + "/typing-\(longEvents).evemu"
@@ -395,6 +404,47 @@ struct Bench {
             commands.append(Command(id: "c\(i)", title: text, keys: try! ChordKey.parseSequence(text), scope: scope))
         }
         return try! CommandTable(commands: commands)
+    }
+
+    /// The session agent idle, connected to a service: resident memory and wake-ups.
+    static func agentIdle(configPath: String) {
+        let dir = "/tmp/kbd-bench/agent"
+        mkdir(dir, 0o700)
+        let socket = dir + "/socket"
+        unlink(socket)
+        let userConfig = dir + "/config.toml"
+        let cfg = try! FileOutput.create(path: userConfig, mode: 0o600)
+        cfg.write("[osk]\nbackend = \"none\"\n\n[[command]]\nid = \"terminal\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"foot\"]\n")
+        try! cfg.flush()
+        func start(_ argv: [String], _ err: String) -> pid_t {
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            let cargs = argv.map { strdup($0) } + [nil]
+            var pid = pid_t()
+            posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
+            posix_spawn_file_actions_destroy(&actions)
+            cargs.forEach { free($0) }
+            return pid
+        }
+        let service = start([directory + "/kbd-commandd-daemon", "--config", configPath, "--socket", socket, "--input-dir", "/tmp/kbd-bench/input-empty"], dir + "/service.err")
+        let agent = start([directory + "/kbd-commandd-agent", "--config", userConfig, "--socket", socket], dir + "/agent.err")
+        for _ in 0..<500 {
+            if fileContains(dir + "/agent.err", "registered 1 commands") { break }
+            usleep(10_000)
+        }
+        usleep(500_000)
+        let rss = procStatus(agent, "VmRSS")
+        let s0 = procStatus(agent, "voluntary_ctxt_switches") + procStatus(agent, "nonvoluntary_ctxt_switches")
+        sleep(5)
+        let s1 = procStatus(agent, "voluntary_ctxt_switches") + procStatus(agent, "nonvoluntary_ctxt_switches")
+        for pid in [agent, service] {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        row("4. session agent idle resident memory (connected)", "\(rss) KiB", "≤ 8 MB", "/proc/PID/status VmRSS, registered and waiting")
+        row("   agent wake-ups per second while idle", fmt(Double(s1 - s0) / 5, 2), "0", "context switches over 5 s")
     }
 
     static func idle(kbd: String, configPath: String) {
