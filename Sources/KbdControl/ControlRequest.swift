@@ -38,6 +38,9 @@ public enum ControlRequest: Sendable, Equatable {
         }
     }
 
+    /// At most this many active scopes (a responder chain, most specific first).
+    public static let maxScopes = 64
+
     /// At most this many commands in one registered table.
     public static let maxRegisteredCommands = 1000
 
@@ -73,7 +76,12 @@ public enum ControlRequest: Sendable, Equatable {
                 throw ControlRequestError(message: "subscribe: unknown event kind '\(unknown[0])'; expected some of \(eventKinds.sorted().joined(separator: ", "))")
             }
             return .subscribe(Set(events))
-        case "set_scopes": return .setScopes(try strings("scopes"))
+        case "set_scopes":
+            let scopes = try strings("scopes")
+            guard scopes.count <= maxScopes else {
+                throw ControlRequestError(message: "set_scopes: \(scopes.count) scopes; a responder chain has at most \(maxScopes)")
+            }
+            return .setScopes(scopes)
         case "set_text_input":
             guard case .bool(let b)? = o["active"] else { throw ControlRequestError(message: "set_text_input: expected \"active\": true or false") }
             return .setTextInput(b)

@@ -200,10 +200,11 @@ final class ControlServer {
 
     // MARK: - Accepting
 
-    /// Accepts up to 64 pending connections; returns the new clients.
+    /// Accepts up to 16 pending connections per turn (the rest wait for the next one, after
+    /// the keys); returns the new clients.
     func acceptPending(now: EventTime) -> [Client] {
         var out: [Client] = []
-        for _ in 0..<64 {
+        for _ in 0..<16 {
             let (fd, error) = accept(listener)
             if fd < 0 {
                 switch error {

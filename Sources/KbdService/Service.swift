@@ -6,6 +6,26 @@ import Glibc
 #endif
 
 /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
+/// What identifies a file's content without reading it: a change of any of these is a
+/// new version (an editor's rename changes the inode, a write the times, chmod ctime).
+struct FileStamp: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int64
+    var changed: Int64
+
+    init?(path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        changed = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
+    }
+}
+
 /// The control-client cap, lowered to what the descriptor limit allows: the soft limit
 /// is raised to the hard one (at most 4,096) first, and 64 descriptors are kept for
 /// devices, children and the loop itself.
@@ -76,15 +96,24 @@ public enum Service {
         // A reload compiles the keymap again only when the names changed (a flood of reload
         // requests must not compile one keymap each).
         var lastKeymap: XkbKeymap?
+        // Nor parse a file that did not change since it last loaded (same inode, size,
+        // modification and change times): a reload request costs a stat then.
+        var lastLoad: (stamp: FileStamp, loaded: KeyboardDaemon.Loaded)?
         let load: () throws -> KeyboardDaemon.Loaded = {
+            let stamp = FileStamp(path: configPath)
+            if let last = lastLoad, let stamp, last.stamp == stamp { return last.loaded }
             let config = try ConfigLoader.load(path: configPath, trust: .strict)
             let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
+            let keymap: XkbKeymap
             if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
-                return KeyboardDaemon.Loaded(config: config, keymap: last)
+                keymap = last
+            } else {
+                keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
+                lastKeymap = keymap
             }
-            let keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
-            lastKeymap = keymap
-            return KeyboardDaemon.Loaded(config: config, keymap: keymap)
+            let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
+            if let stamp { lastLoad = (stamp, loaded) }
+            return loaded
         }
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {

@@ -234,6 +234,18 @@ struct ControlSocketHardeningTests {
         #expect(h.commandIDs == ["save", "editor-save"])
     }
 
+    /// A responder chain has at most 64 scopes: a request of thousands is refused before
+    /// it costs the loop anything.
+    @Test func aScopeListLongerThanAResponderChainIsRefused() throws {
+        let h = try DaemonHarness()
+        let c = try SocketClient(path: h.socketPath)
+        let many = (0..<65).map { "\"s\($0)\"" }.joined(separator: ",")
+        #expect(exchange(h, c, #"{"request":"set_scopes","scopes":["# + many + "]}")
+                == [#"{"reply":"error","ok":false,"error":"set_scopes: 65 scopes; a responder chain has at most 64"}"#])
+        let fine = (0..<64).map { "\"s\($0)\"" }.joined(separator: ",")
+        #expect(exchange(h, c, #"{"request":"set_scopes","scopes":["# + fine + "]}").first?.contains(#""ok":true"#) == true)
+    }
+
     /// The subscribe reply carries the state now: a client that (re)connects learns whether a
     /// hardware keyboard is present without waiting for a change.
     @Test func subscribersLearnThePresenceAtOnce() throws {
