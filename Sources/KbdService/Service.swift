@@ -8,14 +8,14 @@ import Glibc
 /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
 /// What identifies a file's content without reading it: a change of any of these is a
 /// new version (an editor's rename changes the inode, a write the times, chmod ctime).
-struct FileStamp: Equatable {
+public struct FileStamp: Equatable, Sendable {
     var device: UInt64
     var inode: UInt64
     var size: Int64
     var modified: Int64
     var changed: Int64
 
-    init?(path: String) {
+    public init?(path: String) {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         device = UInt64(st.st_dev)
@@ -78,6 +78,35 @@ public enum Service {
         }
     }
 
+    /// How the service (re)loads its config: strict file trust; the keymap compiled again
+    /// only when its names changed; the file parsed again only when it changed.
+    public static func loader(configPath: String, keymap keymapNames: KeymapNames, environment: [String: String])
+        -> () throws -> KeyboardDaemon.Loaded
+    {
+        // A reload compiles the keymap again only when the names changed (a flood of reload
+        // requests must not compile one keymap each).
+        var lastKeymap: XkbKeymap?
+        // Nor parse a file that did not change since it last loaded (same inode, size,
+        // modification and change times): a reload request costs a stat then.
+        var lastLoad: (stamp: FileStamp, loaded: KeyboardDaemon.Loaded)?
+        return {
+            let stamp = FileStamp(path: configPath)
+            if let last = lastLoad, let stamp, last.stamp == stamp { return last.loaded }
+            let config = try ConfigLoader.load(path: configPath, trust: .strict)
+            let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
+            let keymap: XkbKeymap
+            if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
+                keymap = last
+            } else {
+                keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
+                lastKeymap = keymap
+            }
+            let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
+            if let stamp { lastLoad = (stamp, loaded) }
+            return loaded
+    }
+    }
+
     /// Starts the daemon and runs it until SIGTERM or SIGINT.
     public static func run(_ options: ServiceOptions) -> Int32 {
         // This process holds keystrokes in memory: no core dumps, no ptrace by the same user.
@@ -93,28 +122,7 @@ public enum Service {
         let signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         let configPath = options.config
         let keymapNames = options.keymap
-        // A reload compiles the keymap again only when the names changed (a flood of reload
-        // requests must not compile one keymap each).
-        var lastKeymap: XkbKeymap?
-        // Nor parse a file that did not change since it last loaded (same inode, size,
-        // modification and change times): a reload request costs a stat then.
-        var lastLoad: (stamp: FileStamp, loaded: KeyboardDaemon.Loaded)?
-        let load: () throws -> KeyboardDaemon.Loaded = {
-            let stamp = FileStamp(path: configPath)
-            if let last = lastLoad, let stamp, last.stamp == stamp { return last.loaded }
-            let config = try ConfigLoader.load(path: configPath, trust: .strict)
-            let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
-            let keymap: XkbKeymap
-            if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
-                keymap = last
-            } else {
-                keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
-                lastKeymap = keymap
-            }
-            let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
-            if let stamp { lastLoad = (stamp, loaded) }
-            return loaded
-        }
+        let load = loader(configPath: configPath, keymap: keymapNames, environment: environment)
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {
             let isRoot = geteuid() == 0

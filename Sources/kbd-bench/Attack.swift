@@ -1,5 +1,6 @@
 import HardwareInput
 import KbdTestSupport
+import KbdService
 import Logging
 import Synchronization
 #if canImport(Glibc)
@@ -88,10 +89,8 @@ enum Attack {
         let daemon: KeyboardDaemon
         do {
             daemon = try KeyboardDaemon(
-                options: .init(socketPath: socketPath, maxChildren: 8), source: source, logger: log.logger(), load: {
-                    let config = try ConfigLoader.load(path: configPath)
-                    return .init(config: config, keymap: try XkbKeymap(context: try XkbContext(), names: KeymapNames(layout: "us")))
-                })
+                options: .init(socketPath: socketPath, maxChildren: 8), source: source, logger: log.logger(),
+                load: Service.loader(configPath: configPath, keymap: KeymapNames(layout: "us"), environment: [:]))
         } catch {
             say("| \(scenario.name) | cannot start: \(error) | | | | |")
             return
