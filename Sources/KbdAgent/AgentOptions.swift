@@ -29,23 +29,11 @@ public struct AgentOptions: Equatable, Sendable {
 
     public static func parse(_ arguments: [String]) throws(CLIFailure) -> Parsed {
         var options = AgentOptions()
-        var index = 0
-        func usage(_ message: String) -> CLIFailure { CLIFailure(message: message, code: ExitStatus.usage) }
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
-                name = String(argument[..<eq])
-                inlineValue = String(argument[argument.index(after: eq)...])
-            }
-            func value() throws(CLIFailure) -> String {
-                if let inlineValue { return inlineValue }
-                guard index < arguments.count else { throw usage("Missing value for '\(name)'") }
-                index += 1
-                return arguments[index - 1]
-            }
+        var scan = ArgumentScanner(arguments)
+        func usage(_ message: String) -> CLIFailure { ArgumentScanner.usage(message) }
+        while scan.next() {
+            let name = scan.name
+            func value() throws(CLIFailure) -> String { try scan.value() }
             switch name {
             case "-h", "--help": return .help
             case "--version": return .version
@@ -58,7 +46,7 @@ public struct AgentOptions: Equatable, Sendable {
                 }
                 options.logLevel = text
             default:
-                throw usage(argument.hasPrefix("-") ? "Unknown option '\(name)'" : "Unexpected argument '\(argument)'")
+                throw scan.unknown()
             }
         }
         return .run(options)

@@ -60,33 +60,18 @@ public struct ServiceOptions: Equatable, Sendable {
         var sawInputDir = false
         /// Right after `--replay FILE`: further bare arguments are more recordings.
         var inReplayList = false
-        var index = 0
-        func usage(_ message: String) -> CLIFailure {
-            CLIFailure(message: message, code: ExitStatus.usage)
-        }
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
+        var scan = ArgumentScanner(arguments, valueName: valueName)
+        func usage(_ message: String) -> CLIFailure { ArgumentScanner.usage(message) }
+        while scan.next() {
+            let argument = scan.argument
             if inReplayList && !argument.hasPrefix("-") {
                 options.replay.append(argument)
                 continue
             }
             inReplayList = false
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
-                name = String(argument[..<eq])
-                inlineValue = String(argument[argument.index(after: eq)...])
-            }
-            func value() throws(CLIFailure) -> String {
-                if let inlineValue { return inlineValue }
-                guard index < arguments.count else { throw usage("Missing value for '\(name) <\(valueName(name))>'") }
-                index += 1
-                return arguments[index - 1]
-            }
-            func noValue() throws(CLIFailure) {
-                if inlineValue != nil { throw usage("'\(name)' takes no value") }
-            }
+            let name = scan.name
+            func value() throws(CLIFailure) -> String { try scan.value() }
+            func noValue() throws(CLIFailure) { try scan.noValue() }
             switch name {
             case "-h", "--help": return .help
             case "--version": return .version
@@ -127,7 +112,7 @@ public struct ServiceOptions: Equatable, Sendable {
                 guard levels.contains(text) else { throw usage("--log-level must be one of \(levels.joined(separator: ", ")), not '\(text)'") }
                 options.logLevel = text
             default:
-                throw usage(argument.hasPrefix("-") ? "Unknown option '\(name)'" : "Unexpected argument '\(argument)'")
+                throw scan.unknown()
             }
         }
         guard sawConfig else { throw usage("Missing expected argument '--config <file>'") }
