@@ -41,7 +41,8 @@ struct CheckCommand: ParsableCommand {
             let table = loaded.table
             let stdout = FileOutput.standardOutput()
             let sequences = table.commands.filter(\.isSequence).count
-            stdout.write("\(config): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", "))\n")
+            let layouts = "\(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", "))".escapingControlCharacters
+            stdout.write("\(config.escapingControlCharacters): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(layouts)\n")
             try stdout.flush()
         }
     }
