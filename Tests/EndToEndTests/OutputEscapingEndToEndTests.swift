@@ -48,3 +48,34 @@ struct OutputEscapingEndToEndTests {
         #expect(!r.stderr.unicodeScalars.contains("\u{1B}"))
     }
 }
+
+/// `check` warns about bindings on keys that type text (issue 17, D9) and still exits 0.
+@Suite(.serialized)
+struct TextKeyWarningEndToEndTests {
+    @Test func checkWarnsAboutKeysThatTypeText() {
+        let dir = EndToEndDirectory()
+        let config = dir.write("typing.toml", """
+            [keymap]
+            layout = "us"
+
+            [[command]]
+            id = "letter-a"
+            keys = "a"
+
+            [[command]]
+            id = "save"
+            keys = "Ctrl+S"
+
+            [[command]]
+            id = "xyz"
+            keys = "x y z"
+            """)
+        let r = runTool(["check", "--config", config])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("OK: 3 commands"))
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("Warning: \(config):4: keys = 'a' (command 'letter-a'): a key that types text; ") == true)
+        #expect(lines.last?.hasPrefix("Warning: \(config):12: keys = 'x y z' (command 'xyz'): a key that types text; ") == true)
+    }
+}
