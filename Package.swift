@@ -28,12 +28,17 @@ let serviceLinkFlags = [
     "-Xlinker", "--no-warn-symbol-ordering",
 ]
 
+/// The agent's release link: static standard library, packed relocations (its idle memory
+/// has the same goal as the service's).
+let agentLinkFlags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+
 let package = Package(
     name: "kbd-commandd",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kbd-commandd", targets: ["kbd-commandd"]),
         .executable(name: "kbd-commandd-daemon", targets: ["kbd-commandd-daemon"]),
+        .executable(name: "kbd-commandd-agent", targets: ["kbd-commandd-agent"]),
         .library(name: "HardwareInput", targets: ["HardwareInput"]),
     ],
     dependencies: [
@@ -52,6 +57,12 @@ let package = Package(
             providers: [.apt(["libxkbcommon-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        // sd-bus (libsystemd), the session-bus client of the agent's on-screen-keyboard backends.
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         // The library, one target per room (see README "Module map"): arrows point one way,
         // and SwiftPM refuses a cycle. `HardwareInput` is the umbrella that re-exports them.
         .target(name: "KbdJSON", swiftSettings: hotPath),
@@ -89,7 +100,7 @@ let package = Package(
         // Shared by tests, the bench and the fuzz targets: fake devices, the recording generator, seeded randomness.
         .target(
             name: "KbdTestSupport",
-            dependencies: ["HardwareInput", "CLinux"],
+            dependencies: ["HardwareInput", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The service process: options, logging, sd_notify, signals (no argument parser, no Foundation).
@@ -97,6 +108,20 @@ let package = Package(
             name: "KbdService",
             dependencies: ["HardwareInput", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
+        ),
+        // The per-user session agent: the user's own table, run in their session, and the
+        // on-screen keyboard following the hardware keyboard. No argument parser, no Foundation.
+        .target(
+            name: "KbdAgent",
+            dependencies: ["KbdService", "HardwareInput", "CSystemd", "CLinux", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).
+        .executableTarget(
+            name: "kbd-commandd-agent",
+            dependencies: ["KbdAgent"],
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(agentLinkFlags, .when(configuration: .release))]
         ),
         // `kbd-commandd run` executes this: the small resident service. Release builds link the
         // Swift standard library statically, pack relative relocations (DT_RELR) and place the
@@ -129,7 +154,7 @@ let package = Package(
         // Benchmarks: `swift build -c release` then `.build/release/kbd-bench run` (see BENCHMARKS.md).
         .executableTarget(
             name: "kbd-bench",
-            dependencies: ["HardwareInput", "KbdService", "KbdTestSupport"],
+            dependencies: ["HardwareInput", "KbdService", "KbdTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Fuzz targets (scripts/fuzz builds them for libFuzzer); normally a corpus runner.
@@ -152,7 +177,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput",
+            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "KbdAgent", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

@@ -1,7 +1,7 @@
 #ifndef KBD_COMMANDD_CLINUX_SHIM_H
 #define KBD_COMMANDD_CLINUX_SHIM_H
 /* Linux interfaces Swift's Glibc module does not export (epoll, signalfd,
- * eventfd) and thin wrappers for GNU extensions (pipe2, accept4, SO_PEERCRED),
+ * eventfd, timerfd) and thin wrappers for GNU extensions (pipe2, accept4, SO_PEERCRED),
  * so no translation unit here needs _GNU_SOURCE. */
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -25,6 +25,39 @@ static inline int kbd_peer_credentials(int fd, struct kbd_peer *out) {
     int r = getsockopt(fd, SOL_SOCKET, 17 /* SO_PEERCRED */, &c, &len);
     if (r == 0) { out->pid = c.pid; out->uid = c.uid; out->gid = c.gid; }
     return r;
+}
+
+#include <spawn.h>
+/* glibc >= 2.34 (declared only under _GNU_SOURCE): close every descriptor from `from` up
+   in the child, through close_range(2). */
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int);
+
+/* pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process exits,
+   so children are reaped by pid without a race and without SIGCHLD. */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+static inline int kbd_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+/* SO_PEERGROUPS (Linux 4.13): the peer's supplementary groups as they were at connect().
+   Returns the count, or -1 (errno ERANGE with *needed set when `capacity` is too small). */
+static inline int kbd_peer_groups(int fd, unsigned *groups, int capacity, int *needed) {
+    socklen_t len = (socklen_t)(capacity * (int)sizeof(unsigned));
+    int r = getsockopt(fd, SOL_SOCKET, 59 /* SO_PEERGROUPS */, groups, &len);
+    if (needed) *needed = (int)(len / sizeof(unsigned));
+    return r == 0 ? (int)(len / sizeof(unsigned)) : -1;
+}
+
+#include <sys/timerfd.h>
+#include <sys/inotify.h>
+/* A CLOCK_MONOTONIC timerfd, non-blocking and close-on-exec. */
+static inline int kbd_timerfd_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+/* Arms `fd` to fire once at the absolute CLOCK_MONOTONIC time `usec` (microseconds);
+   `usec` <= 0 disarms it. */
+static inline int kbd_timerfd_arm(int fd, long long usec) {
+    struct itimerspec t = {{0, 0}, {0, 0}};
+    if (usec > 0) { t.it_value.tv_sec = usec / 1000000; t.it_value.tv_nsec = (long)(usec % 1000000) * 1000; }
+    return timerfd_settime(fd, usec > 0 ? TFD_TIMER_ABSTIME : 0, &t, (void *)0);
 }
 
 #include <sys/prctl.h>

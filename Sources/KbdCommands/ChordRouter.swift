@@ -58,6 +58,12 @@ public struct ChordRouter: Sendable {
     /// When the pending sequence times out, if one is pending.
     public var nextDeadline: EventTime? { pending?.deadline }
 
+    /// Whether a sequence prefix is waiting for its next chord.
+    public var isPending: Bool { pending != nil }
+
+    /// Drops a pending sequence (another table took the key that would have continued it).
+    public mutating func cancelPending() { pending = nil }
+
     /// Cancels a pending sequence whose deadline is before `time`.
     public mutating func expire(at time: EventTime, into out: inout [Output]) {
         if let p = pending, time > p.deadline {

@@ -12,13 +12,17 @@ public struct Config: Sendable {
     public var devices: DeviceFilter
     /// `[geometry]`: the raw table, interpreted by the geometry model when present.
     public var geometry: TOMLTable?
+    /// `[osk]`: what the session agent does with the on-screen keyboard.
+    public var osk: OnScreenKeyboardSettings
 
-    public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil) {
+    public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
+                osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings()) {
         self.path = path
         self.keymap = keymap
         self.table = table
         self.devices = devices
         self.geometry = geometry
+        self.osk = osk
     }
 
     /// An empty configuration (no commands), for replay without `--config`.

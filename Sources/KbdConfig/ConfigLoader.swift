@@ -7,7 +7,7 @@ import KbdCommands
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
     static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -38,7 +38,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'; expected one of [keymap], [settings], [[command]], [devices], [geometry]")
+            problem(entry.line, "unknown section '\(entry.key)'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]")
         }
 
         // [keymap]
@@ -109,6 +109,32 @@ public enum ConfigLoader {
             if case .table(let t) = entry.value { geometry = t } else { problem(entry.line, "geometry: expected a table ([geometry])") }
         }
 
+        // [osk] (the session agent's)
+        var osk = OnScreenKeyboardSettings()
+        if let entry = root.entry("osk") {
+            if case .table(let t) = entry.value {
+                for e in t.entries {
+                    switch e.key {
+                    case "backend":
+                        if case .string(let name) = e.value, let b = OnScreenKeyboardSettings.Backend(rawValue: name) {
+                            osk.backend = b
+                        } else {
+                            problem(e.line, "osk.backend: expected one of \(OnScreenKeyboardSettings.Backend.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                        }
+                    case "on_present", "on_absent":
+                        guard let list = stringArray(e.value), !list.isEmpty, !list[0].isEmpty else {
+                            problem(e.line, "osk.\(e.key): expected a non-empty array of strings: the program and its arguments (no shell)")
+                            continue
+                        }
+                        if e.key == "on_present" { osk.onPresent = list } else { osk.onAbsent = list }
+                    default: problem(e.line, "unknown key 'osk.\(e.key)'; expected backend, on_present or on_absent")
+                    }
+                }
+            } else {
+                problem(entry.line, "osk: expected a table ([osk])")
+            }
+        }
+
         // [[command]]
         var commands: [Command] = []
         if let entry = root.entry("command") {
@@ -128,7 +154,7 @@ public enum ConfigLoader {
         // Conflicts are checked among the commands that parsed, so one run reports everything.
         do {
             let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
-            if problems.isEmpty { return Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry) }
+            if problems.isEmpty { return Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk) }
         } catch {
             for c in error.conflicts { problems.append(.init(location: c.location, message: c.message)) }
         }

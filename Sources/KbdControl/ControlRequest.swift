@@ -17,6 +17,29 @@ public enum ControlRequest: Sendable, Equatable {
     case listDevices
     case reload
     case ping
+    /// A user's own table (the session agent's): replaces what the client registered before.
+    case register(commands: [CommandSpec], sequenceTimeoutMilliseconds: Int?)
+
+    /// One command of a registered table, as the agent sends it (no `run`: the agent runs it).
+    public struct CommandSpec: Sendable, Equatable {
+        public var id: String
+        public var title: String?
+        public var keys: String
+        public var scope: String?
+        public var `repeat`: Bool
+        public var priorityOverTextInput: Bool
+        public init(id: String, title: String? = nil, keys: String, scope: String? = nil, repeat: Bool = false, priorityOverTextInput: Bool = false) {
+            self.id = id
+            self.title = title
+            self.keys = keys
+            self.scope = scope
+            self.repeat = `repeat`
+            self.priorityOverTextInput = priorityOverTextInput
+        }
+    }
+
+    /// At most this many commands in one registered table.
+    public static let maxRegisteredCommands = 1000
 
     /// Event kinds a client may subscribe to; `key` (typed text) needs the daemon's
     /// `--allow-key-events` as well.
@@ -58,8 +81,36 @@ public enum ControlRequest: Sendable, Equatable {
         case "list_devices": return .listDevices
         case "reload": return .reload
         case "ping": return .ping
+        case "register":
+            guard case .array(let items)? = o["commands"] else { throw ControlRequestError(message: "register: expected \"commands\" as an array of objects") }
+            guard items.count <= maxRegisteredCommands else {
+                throw ControlRequestError(message: "register: \(items.count) commands; at most \(maxRegisteredCommands) may be registered")
+            }
+            var specs: [CommandSpec] = []
+            for (i, item) in items.enumerated() {
+                guard case .object(let c) = item, let id = c["id"]?.stringValue, let keys = c["keys"]?.stringValue else {
+                    throw ControlRequestError(message: "register: commands[\(i)]: expected an object with \"id\" and \"keys\" strings")
+                }
+                func flag(_ key: String) throws(ControlRequestError) -> Bool {
+                    switch c[key] {
+                    case nil: return false
+                    case .bool(let b)?: return b
+                    default: throw ControlRequestError(message: "register: commands[\(i)].\(key): expected true or false")
+                    }
+                }
+                specs.append(CommandSpec(id: id, title: c["title"]?.stringValue, keys: keys, scope: c["scope"]?.stringValue,
+                                         repeat: try flag("repeat"), priorityOverTextInput: try flag("priority_over_text_input")))
+            }
+            var timeout: Int?
+            if let t = o["sequence_timeout_ms"] {
+                guard case .number(let n) = t, n >= 1, n <= 60000, n == n.rounded() else {
+                    throw ControlRequestError(message: "register: expected \"sequence_timeout_ms\" as a whole number from 1 to 60000")
+                }
+                timeout = Int(n)
+            }
+            return .register(commands: specs, sequenceTimeoutMilliseconds: timeout)
         default:
-            throw ControlRequestError(message: "unknown request '\(name)'; expected subscribe, set_scopes, set_text_input, list_commands, list_devices, reload or ping")
+            throw ControlRequestError(message: "unknown request '\(name)'; expected subscribe, set_scopes, set_text_input, list_commands, list_devices, reload, register or ping")
         }
     }
 }

@@ -41,7 +41,7 @@ public enum EventFormatter {
         case .chord(_, let device, let chord):
             field("device", device)
             field("chord", chord)
-        case .command(_, _, let command, let chord):
+        case .command(_, _, let command, let chord), .ownedCommand(_, _, _, let command, let chord):
             field("id", command.id)
             field("title", command.title)
             field("scope", command.scope)
@@ -80,7 +80,7 @@ public enum EventFormatter {
             return s + " [\(device.escapingControlCharacters)]"
         case .chord(_, let device, let chord):
             return head + chord.escapingControlCharacters + " [\(device.escapingControlCharacters)]"
-        case .command(_, _, let command, let chord):
+        case .command(_, _, let command, let chord), .ownedCommand(_, _, _, let command, let chord):
             // Ids, titles and scopes come from the config: escaped like device names.
             return head + "\(command.id.escapingControlCharacters) \"\(command.title.escapingControlCharacters)\" \(chord.escapingControlCharacters)"
                 + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope.escapingControlCharacters)]")

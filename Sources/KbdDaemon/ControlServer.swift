@@ -1,4 +1,7 @@
+import KbdCore
 import KbdSystem
+import KbdControl
+import KbdJSON
 import Logging
 import CLinux
 #if canImport(Glibc)
@@ -6,52 +9,136 @@ import Glibc
 #endif
 
 /// The control socket's connections: a listening Unix stream socket and its
-/// clients, each with a bounded input line and a bounded output queue. A
-/// client that sends a line longer than `maxLineBytes`, or stops reading until
-/// `maxQueuedBytes` pile up, is disconnected with a logged reason; the event
-/// loop never blocks on a client. Peers are checked with `SO_PEERCRED`.
+/// clients. It owns their epoll registrations, so it arms writability only while a
+/// client has output queued and stops reading a client that does not read its
+/// replies. The event loop never blocks on a client:
+/// - each wakeup reads at most `readBudget` bytes and handles at most
+///   `linesPerWakeup` request lines per client (the rest waits for the next turn);
+/// - a request line over `maxLineBytes`, or more than `maxQueuedBytes` of events
+///   piling up unread, disconnects the client with a logged reason;
+/// - at most `maxClients` are served; one more is told so and closed; when the
+///   process runs out of descriptors the listener pauses (logged once) instead of
+///   spinning, and resumes when a descriptor is freed or a second later.
+/// Peers are checked with `SO_PEERCRED` and `SO_PEERGROUPS` (the groups the peer
+/// had at connect, not read back from /proc, which `ProtectProc=invisible` hides).
 final class ControlServer {
     final class Client {
         let id: Int
         let fd: Int32
         let uid: UInt32
-        var input: [UInt8] = []
-        var output: [UInt8] = []
+        /// Root, the service's user or a member of its group: every request. Otherwise a
+        /// user's client (a session agent): its own table, presence and geometry only.
+        let trusted: Bool
+        let input: LineBuffer
+        private(set) var output: [UInt8] = []
+        private var head = 0
         var subscriptions: Set<String> = []
-        init(id: Int, fd: Int32, uid: UInt32) {
+        /// Registered for writability (output is waiting for the socket).
+        fileprivate(set) var wantsWritable = false
+        /// Not read while its unread replies pile up.
+        fileprivate(set) var readingPaused = false
+
+        init(id: Int, fd: Int32, uid: UInt32, trusted: Bool, maxLineBytes: Int) {
             self.id = id
             self.fd = fd
             self.uid = uid
+            self.trusted = trusted
+            input = LineBuffer(maxLineBytes: maxLineBytes)
+        }
+
+        var queuedBytes: Int { output.count - head }
+
+        fileprivate func enqueue(_ line: String) {
+            output.append(contentsOf: line.utf8)
+            output.append(0x0A)
+        }
+
+        /// Writes what the socket takes; false on a broken connection.
+        fileprivate func write() -> Bool {
+            while head < output.count {
+                let n = output.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + head, $0.count - head, Int32(MSG_NOSIGNAL)) }
+                if n > 0 {
+                    head += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+                    return false
+                }
+            }
+            if head == output.count {
+                output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+                head = 0
+            } else if head > output.count / 2 {
+                output.removeSubrange(0..<head)
+                head = 0
+            }
+            return true
         }
     }
 
     let path: String
     let listener: Int32
     private let logger: Logger
+    private let epoll: Epoll
+    private let clientTokens: UInt64
+    private let listenerToken: UInt64
     let maxLineBytes: Int
     let maxQueuedBytes: Int
+    let maxClients: Int
+    /// Whether peers that are not trusted are served as users' clients (else refused).
+    let acceptsUsers: Bool
+    let readBudget = 64 * 1024
+    let linesPerWakeup = 64
+    /// Output above which a client's requests are not read until it reads its replies.
+    let pauseReadingAbove = 256 * 1024
     private(set) var clients: [Int32: Client] = [:]
     private var nextID = 1
-    /// Which peers may connect: by default root, our own uid, or a member of our
-    /// group (primary or supplementary, read from /proc/PID/status of the peer).
-    var authorize: (_ uid: UInt32, _ gid: UInt32, _ pid: Int32) -> Bool = { uid, gid, pid in
-        uid == 0 || uid == geteuid() || gid == getegid() || peerGroups(pid).contains(getegid())
+    /// The inode bound, so that only our own socket is removed on exit.
+    private var bound: (dev: UInt64, ino: UInt64)?
+    /// Which peers may connect: by default root, our own uid, or a member of our group
+    /// (primary or supplementary, as the socket reports them).
+    var authorize: (_ uid: UInt32, _ gid: UInt32, _ groups: [UInt32]) -> Bool = { uid, gid, groups in
+        uid == 0 || uid == geteuid() || gid == getegid() || groups.contains(getegid())
     }
+    /// `accept4(2)`, replaceable to simulate running out of descriptors: (descriptor, errno).
+    var accept: (Int32) -> (Int32, Int32) = { listener in
+        let fd = kbd_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+        return (fd, fd < 0 ? errno : 0)
+    }
+    /// Set while accepting is paused (out of descriptors): when to try again.
+    private(set) var acceptRetryAt: EventTime?
+    /// Clients with complete request lines still buffered (over their per-wakeup share).
+    private(set) var backlog: Set<Int32> = []
+    private(set) var largestReadPerWakeup = 0
 
-    /// Binds `path` (replacing a stale socket) with mode `mode`.
+    /// Binds `path` with mode `mode` and registers the listener. A stale socket (nobody
+    /// answers) is replaced; a live one (another instance serves it), or anything that is
+    /// not a socket, is an error and left in place.
     /// The corresponding C functions are `socket`, `bind`, `chmod` and `listen`.
-    init(path: String, mode: UInt32 = 0o660, logger: Logger, maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20) throws(SystemError) {
+    init(path: String, mode: UInt32 = 0o660, logger: Logger, epoll: Epoll, clientTokens: UInt64, listenerToken: UInt64,
+         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256, acceptsUsers: Bool = false) throws(SystemError) {
         self.path = path
         self.logger = logger
+        self.epoll = epoll
+        self.clientTokens = clientTokens
+        self.listenerToken = listenerToken
         self.maxLineBytes = maxLineBytes
         self.maxQueuedBytes = maxQueuedBytes
+        self.maxClients = maxClients
+        self.acceptsUsers = acceptsUsers
         let address = try UnixSocketAddress(path: path)
+        try Self.clearStale(path, address)
         let fd = try UnixSocketAddress.streamSocket(nonBlocking: true)
-        unlink(path)
         do { try address.bind(fd) } catch {
             close(fd)
+            if error.errno == EADDRINUSE {
+                throw SystemError(operation: "bind (another kbd-commandd is serving this socket)", path: path, errno: EADDRINUSE)
+            }
             throw error
         }
+        var st = stat()
+        if lstat(path, &st) == 0 { bound = (UInt64(st.st_dev), UInt64(st.st_ino)) }
         chmod(path, mode_t(mode))
         guard listen(fd, 256) == 0 else {
             let e = errno
@@ -59,27 +146,97 @@ final class ControlServer {
             throw SystemError(operation: "listen", path: path, errno: e)
         }
         listener = fd
+        do { try epoll.add(fd, token: listenerToken) } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Removes a socket nobody serves; refuses a live one or a non-socket.
+    private static func clearStale(_ path: String, _ address: UnixSocketAddress) throws(SystemError) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        guard st.st_mode & S_IFMT == S_IFSOCK else {
+            throw SystemError(operation: "bind (the path exists and is not a socket; not removing it)", path: path, errno: EEXIST)
+        }
+        let probe: Int32
+        do throws(SystemError) {
+            probe = try address.connect()
+        } catch {
+            switch error.errno {
+            case ECONNREFUSED:
+                unlink(path)  // stale: its server is gone
+                return
+            case EAGAIN:
+                throw SystemError(operation: "bind (another kbd-commandd is serving this socket)", path: path, errno: EADDRINUSE)
+            default:
+                throw SystemError(operation: "bind (a socket exists and cannot be probed; remove it if no other kbd-commandd runs)", path: path, errno: error.errno)
+            }
+        }
+        close(probe)
+        throw SystemError(operation: "bind (another kbd-commandd is serving this socket)", path: path, errno: EADDRINUSE)
     }
 
     deinit {
         for c in clients.values { close(c.fd) }
+        epoll.remove(listener)
         close(listener)
-        unlink(path)
+        // Only our own socket: another instance may have bound the path since.
+        var st = stat()
+        if let bound, lstat(path, &st) == 0, UInt64(st.st_dev) == bound.dev, UInt64(st.st_ino) == bound.ino { unlink(path) }
     }
 
-    /// Accepts every pending connection; returns the new clients.
-    func acceptAll() -> [Client] {
+    private func token(_ client: Client) -> UInt64 { clientTokens | UInt64(UInt32(bitPattern: client.fd)) }
+
+    private func updateInterest(_ client: Client) {
+        let wantsWritable = client.queuedBytes > 0
+        let readingPaused = client.queuedBytes > pauseReadingAbove
+        guard wantsWritable != client.wantsWritable || readingPaused != client.readingPaused else { return }
+        client.wantsWritable = wantsWritable
+        client.readingPaused = readingPaused
+        epoll.modify(client.fd, token: token(client),
+                     events: (readingPaused ? 0 : Epoll.readable) | (wantsWritable ? Epoll.writable : 0))
+    }
+
+    // MARK: - Accepting
+
+    /// Accepts up to 64 pending connections; returns the new clients.
+    func acceptPending(now: EventTime) -> [Client] {
         var out: [Client] = []
-        while true {
-            let fd = kbd_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
-            if fd < 0 { break }
+        for _ in 0..<64 {
+            let (fd, error) = accept(listener)
+            if fd < 0 {
+                switch error {
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    pauseAccepting(now: now, error: error)
+                default: break
+                }
+                break
+            }
             var cred = kbd_peer()
-            guard kbd_peer_credentials(fd, &cred) == 0, authorize(cred.uid, cred.gid, cred.pid) else {
+            guard kbd_peer_credentials(fd, &cred) == 0 else {
+                close(fd)
+                continue
+            }
+            let trusted = authorize(cred.uid, cred.gid, Self.peerGroups(fd))
+            guard trusted || acceptsUsers else {
                 logger.warning("control: refused a client (uid \(cred.uid), gid \(cred.gid), pid \(cred.pid)): not authorised")
                 close(fd)
                 continue
             }
-            let client = Client(id: nextID, fd: fd, uid: cred.uid)
+            guard clients.count < maxClients else {
+                let line = ControlReply.line("error", ["error": .string("too many clients (\(maxClients))")], ok: false) + "\n"
+                _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                close(fd)
+                logger.warning("control: refused a client (uid \(cred.uid)): already \(maxClients) clients")
+                continue
+            }
+            let client = Client(id: nextID, fd: fd, uid: cred.uid, trusted: trusted, maxLineBytes: maxLineBytes)
+            do { try epoll.add(fd, token: token(client)) } catch {
+                close(fd)
+                continue
+            }
             nextID += 1
             clients[fd] = client
             out.append(client)
@@ -87,70 +244,104 @@ final class ControlServer {
         return out
     }
 
-    enum ReadResult {
-        case lines([String])
+    private func pauseAccepting(now: EventTime, error: Int32) {
+        guard acceptRetryAt == nil else { return }
+        acceptRetryAt = now.adding(milliseconds: 1000)
+        epoll.modify(listener, token: listenerToken, events: 0)
+        logger.warning("control: not accepting clients: \(SystemError(operation: "accept", errno: error).message) (\(clients.count) clients); resuming when a descriptor is freed")
+    }
+
+    /// Listens again after running out of descriptors (a client left, or the retry is due).
+    func resumeAccepting() {
+        guard acceptRetryAt != nil else { return }
+        acceptRetryAt = nil
+        epoll.modify(listener, token: listenerToken, events: Epoll.readable)
+    }
+
+    /// The groups a peer had when it connected. The corresponding socket option is `SO_PEERGROUPS`.
+    static func peerGroups(_ fd: Int32) -> [UInt32] {
+        var groups = [UInt32](repeating: 0, count: 64)
+        var needed: Int32 = 0
+        var n = groups.withUnsafeMutableBufferPointer { kbd_peer_groups(fd, $0.baseAddress, Int32($0.count), &needed) }
+        if n < 0 && errno == ERANGE && needed > 64 {
+            groups = [UInt32](repeating: 0, count: Int(needed))
+            n = groups.withUnsafeMutableBufferPointer { kbd_peer_groups(fd, $0.baseAddress, Int32($0.count), &needed) }
+        }
+        return n > 0 ? Array(groups.prefix(Int(n))) : []
+    }
+
+    // MARK: - Reading
+
+    enum ReadOutcome {
+        case open
         case closed(reason: String?)
     }
 
-    /// Reads what the client sent; complete lines come back.
-    func read(_ client: Client) -> ReadResult {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var lines: [String] = []
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(client.fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                client.input.append(contentsOf: buffer[0..<n])
-                while let nl = client.input.firstIndex(of: 0x0A) {
-                    lines.append(String(decoding: client.input[..<nl], as: UTF8.self))
-                    client.input.removeSubrange(...nl)
-                }
-                if client.input.count > maxLineBytes {
-                    return .closed(reason: "request line longer than \(maxLineBytes) bytes")
-                }
-                continue
+    /// Reads at most `readBudget` bytes and hands at most `linesPerWakeup` non-blank
+    /// request lines to `handle`, which returns false when it dropped the client.
+    func read(_ client: Client, handle: (String) -> Bool) -> ReadOutcome {
+        // Nothing more is read while a whole line's worth is still waiting: at most
+        // maxLineBytes + readBudget are held per client.
+        if !client.readingPaused, client.input.pendingBytes <= maxLineBytes {
+            switch client.input.read(from: client.fd, budget: readBudget) {
+            case .bytes(let n): largestReadPerWakeup = max(largestReadPerWakeup, n)
+            case .again: break
+            case .eof, .error:
+                if client.input.pendingBytes == 0 { return .closed(reason: nil) }
             }
-            if n < 0 && (errno == EAGAIN || errno == EINTR) { return .lines(lines) }
-            return lines.isEmpty ? .closed(reason: nil) : .lines(lines)
         }
+        return handleBuffered(client, handle: handle)
     }
+
+    /// Handles up to `linesPerWakeup` lines already received.
+    func handleBuffered(_ client: Client, handle: (String) -> Bool) -> ReadOutcome {
+        backlog.remove(client.fd)
+        var handled = 0
+        while handled < linesPerWakeup {
+            client.input.skipEmptyLines()
+            switch client.input.nextLine() {
+            case .line(let bytes):
+                // Blank lines (only spaces or CR) need no reply and cost no allocation.
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
+                handled += 1
+                if !handle(String(decoding: bytes, as: UTF8.self)) { return .open }
+            case .tooLong:
+                return .closed(reason: "request line longer than \(maxLineBytes) bytes")
+            case .none:
+                client.input.trim(above: 2 * readBudget)
+                return .open
+            }
+        }
+        backlog.insert(client.fd)
+        return .open
+    }
+
+    // MARK: - Writing
 
     enum SendResult { case sent, overflow, broken }
 
-    /// Queues a line for the client and writes what the socket takes now.
-    /// `.overflow`: the client stopped reading; `.broken`: it went away. Either way it must be dropped.
+    /// Queues a line and writes what the socket takes now; arms writability for the rest.
+    /// `.overflow`: more than `maxQueuedBytes` were already waiting (the client stopped
+    /// reading); `.broken`: it went away. Either way it must be dropped. One reply larger
+    /// than the cap passes: only a backlog is an overflow.
     func send(_ line: String, to client: Client) -> SendResult {
-        if client.output.count + line.utf8.count + 1 > maxQueuedBytes { return .overflow }
-        client.output.append(contentsOf: line.utf8)
-        client.output.append(0x0A)
+        if client.queuedBytes > maxQueuedBytes { return .overflow }
+        client.enqueue(line)
         return flush(client) ? .sent : .broken
     }
 
-    /// Writes queued output; false on a broken connection.
+    /// Writes queued output (call when writable); false on a broken connection.
     func flush(_ client: Client) -> Bool {
-        while !client.output.isEmpty {
-            let n = client.output.withUnsafeBytes { Glibc.send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n > 0 {
-                client.output.removeFirst(n)
-            } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
-                return true
-            } else {
-                return false
-            }
-        }
+        guard client.write() else { return false }
+        updateInterest(client)
         return true
     }
 
     func remove(_ client: Client) {
+        epoll.remove(client.fd)
         clients[client.fd] = nil
+        backlog.remove(client.fd)
         close(client.fd)
+        resumeAccepting()
     }
-}
-
-/// The supplementary groups of a process (`Groups:` in /proc/PID/status); empty if unreadable.
-func peerGroups(_ pid: Int32) -> [UInt32] {
-    guard let bytes = try? readWholeFile(path: "/proc/\(pid)/status", limit: 1 << 16) else { return [] }
-    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Groups:") {
-        return line.dropFirst(7).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) }
-    }
-    return []
 }

@@ -5,6 +5,7 @@ public import KbdCommands
 public import KbdPipeline
 public import KbdConfig
 import KbdControl
+import KbdGeometry
 import KbdJSON
 public import Logging
 import CLinux
@@ -28,14 +29,26 @@ public final class KeyboardDaemon {
         public var maxChildren: Int
         public var presenceDebounceMilliseconds: Int
         public var compose: ComposeSource
+        /// "NAME=value" strings `run` programs get (`KBD_COMMAND_ID` is added per child).
+        public var childEnvironment: [String]
+        /// At most this many control clients at once.
+        public var maxClients: Int
+        /// Serve every local user's session agent (socket mode 0666): a peer that is not
+        /// root, the service's user or in its group may register its own table and learn
+        /// presence and geometry, nothing else. Off: such peers are refused (mode 0660).
+        public var userClients: Bool
 
         public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
-                    presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none) {
+                    presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none,
+                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256, userClients: Bool = false) {
             self.socketPath = socketPath
             self.allowKeyEvents = allowKeyEvents
             self.maxChildren = maxChildren
             self.presenceDebounceMilliseconds = presenceDebounceMilliseconds
             self.compose = compose
+            self.childEnvironment = childEnvironment
+            self.maxClients = maxClients
+            self.userClients = userClients
         }
     }
 
@@ -59,6 +72,7 @@ public final class KeyboardDaemon {
         static let clients: UInt64 = 2 << 32
         static let children: UInt64 = 3 << 32
         static let external: UInt64 = 4 << 32
+        static let processes: UInt64 = 5 << 32
     }
 
     public let options: Options
@@ -77,12 +91,18 @@ public final class KeyboardDaemon {
     public private(set) var known: [String: DeviceRecord] = [:]
     private var nextDevice = 1
     private var externals: [UInt64: (Int32, () -> Void)] = [:]
-    private var scopes: [String] = []
-    private var textInput = false
+    /// Scopes and text input as each client set them, most recent last: the last setter
+    /// wins, and a client's claim leaves with it (D15).
+    private var scopeClaims: [(client: Int, scopes: [String])] = []
+    private var textInputClaims: [(client: Int, active: Bool)] = []
+    private var scopes: [String] { scopeClaims.last?.scopes ?? [] }
+    private var textInput: Bool { textInputClaims.last?.active ?? false }
+    /// The result of a reload already done in this turn of the loop: repeated requests share it.
+    private var reloadThisTurn: Bool?
     private var stopRequested = false
     private var events: [PipelineEvent] = []
     private var inputBuffer: [InputEvent] = []
-    private var tokens: [UInt64] = []
+    private var ready: [Epoll.Ready] = []
     /// Called with every pipeline event after the daemon handled it (tests, metrics).
     public var observer: ((PipelineEvent) -> Void)?
     /// Called after each command was dispatched: (command, event time, dispatch time), for latency figures.
@@ -98,13 +118,20 @@ public final class KeyboardDaemon {
         self.load = load
         self.epoll = try Epoll()
         self.loaded = try load()
-        self.runner = CommandRunner(maxChildren: options.maxChildren, logger: logger)
+        self.runner = CommandRunner(maxChildren: options.maxChildren, environment: options.childEnvironment, logger: logger, clock: clock)
         self.pipeline = try Self.makePipeline(loaded, options: options)
-        runner.watch = { [unowned self] fd in try? self.epoll.add(fd, token: Token.children | UInt64(UInt32(bitPattern: fd))) }
-        runner.unwatch = { [unowned self] fd in self.epoll.remove(fd) }
+        let epoll = self.epoll
+        runner.watch = { fd, kind in
+            try? epoll.add(fd, token: (kind == .output ? Token.children : Token.processes) | UInt64(UInt32(bitPattern: fd)))
+        }
+        runner.unwatch = { fd in epoll.remove(fd) }
+        runner.setPaused = { fd, paused in
+            epoll.modify(fd, token: Token.children | UInt64(UInt32(bitPattern: fd)), events: paused ? 0 : Epoll.readable)
+        }
         if let path = options.socketPath {
-            let server = try ControlServer(path: path, logger: logger)
-            try epoll.add(server.listener, token: Token.listener)
+            let server = try ControlServer(path: path, mode: options.userClients ? 0o666 : 0o660, logger: logger, epoll: epoll,
+                                           clientTokens: Token.clients, listenerToken: Token.listener, maxClients: options.maxClients,
+                                           acceptsUsers: options.userClients)
             control = server
             logger.info("control socket at \(path)")
         }
@@ -138,10 +165,23 @@ public final class KeyboardDaemon {
 
     public func requestStop() { stopRequested = true }
 
-    /// Replaces the control socket's peer check (default: root, our uid, or a member of our group).
-    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32, _ pid: Int32) -> Bool) {
+    /// Replaces the control socket's peer check (default: root, our uid, or a member of our
+    /// group); `groups` are the peer's supplementary groups (`SO_PEERGROUPS`).
+    public func setPeerAuthorization(_ check: @escaping (_ uid: UInt32, _ gid: UInt32, _ groups: [UInt32]) -> Bool) {
         control?.authorize = check
     }
+
+    /// Replaces how the control socket accepts (tests simulate running out of descriptors):
+    /// returns the new descriptor, or -1 and the errno.
+    public func setAccept(_ accept: @escaping (_ listener: Int32) -> (Int32, Int32)) {
+        control?.accept = accept
+    }
+
+    /// Whether the control socket stopped accepting (out of descriptors).
+    public var acceptingPaused: Bool { control?.acceptRetryAt != nil }
+
+    /// The most bytes read from one control client in one wakeup.
+    public var largestClientReadPerWakeup: Int { control?.largestReadPerWakeup ?? 0 }
 
     /// Runs until `requestStop()`.
     public func run() {
@@ -151,26 +191,49 @@ public final class KeyboardDaemon {
 
     /// Waits for activity (at most until the next deadline, or `maxWaitMilliseconds`) and handles it.
     public func runOnce(maxWaitMilliseconds: Int?) {
+        reloadThisTurn = nil
         var timeout: Int32 = -1
-        if let deadline = pipeline.nextDeadline {
+        var deadline = pipeline.nextDeadline
+        if let r = runner.nextDeadline, deadline == nil || r < deadline! { deadline = r }
+        if let r = control?.acceptRetryAt, deadline == nil || r < deadline! { deadline = r }
+        // Clients with request lines still buffered are served in the next turn, after devices.
+        if control?.backlog.isEmpty == false { deadline = clock() }
+        if let deadline {
             let ms = max(0, (deadline.microseconds - clock().microseconds + 999) / 1000)
             timeout = Int32(min(ms, 60_000))
         }
         if let cap = maxWaitMilliseconds { timeout = timeout < 0 ? Int32(cap) : min(timeout, Int32(cap)) }
-        epoll.wait(timeoutMilliseconds: timeout, into: &tokens)
-        for token in tokens { dispatch(token) }
+        epoll.wait(timeoutMilliseconds: timeout, into: &ready)
+        // Keys and signals first: whatever else is ready in this batch has a budget, so a
+        // chord waits for at most one bounded batch.
+        for r in ready where Self.isInput(r.token) { dispatch(r) }
+        for r in ready where !Self.isInput(r.token) { dispatch(r) }
         if pipeline.nextDeadline != nil {
             pipeline.advance(to: clock(), into: &events)
             publish()
         }
-        if runner.running > 0 { runner.reap() }
+        if let r = runner.nextDeadline, r <= clock() { runner.advance(to: clock()) }
+        if let control {
+            if let r = control.acceptRetryAt, r <= clock() { control.resumeAccepting() }
+            for fd in control.backlog where !ready.contains(where: { $0.token == Token.clients | UInt64(UInt32(bitPattern: fd)) }) {
+                if let client = control.clients[fd] { serve(client, readFirst: false) }
+            }
+        }
     }
 
-    private func dispatch(_ token: UInt64) {
+    private static func isInput(_ token: UInt64) -> Bool {
+        let kind = token & 0xFFFF_FFFF_0000_0000
+        return kind == Token.devices || kind == Token.external
+    }
+
+    private func dispatch(_ ready: Epoll.Ready) {
+        let token = ready.token
+        let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
         switch token & 0xFFFF_FFFF_0000_0000 {
         case Token.devices: readDevice(DeviceID(Int(token & 0xFFFF_FFFF)))
-        case Token.clients: if let c = control?.clients[Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)] { readClient(c) }
-        case Token.children: runner.drainOutput(Int32(truncatingIfNeeded: token & 0xFFFF_FFFF))
+        case Token.clients: if let c = control?.clients[fd] { clientReady(c, events: ready.events) }
+        case Token.children: runner.drainOutput(fd)
+        case Token.processes: runner.processExited(fd)
         case Token.external: externals[token]?.1()
         default:
             if token == Token.hotplug { hotplug() } else if token == Token.listener { acceptClients() }
@@ -274,9 +337,31 @@ public final class KeyboardDaemon {
             case .chord(_, let device, let chord):
                 logger.info("chord \(chord) on \"\(device)\"")
             case .command(let time, let device, let command, let chord):
-                logger.info("command \(command.id) (\(chord)) on \"\(device)\"")
+                // A binding on a key that types text would put what was typed in the log:
+                // such commands are logged without their chord.
+                if command.keys.contains(where: { !$0.hasCommandModifier }) {
+                    logger.info("command \(command.id) on \"\(device)\"")
+                } else {
+                    logger.info("command \(command.id) (\(chord)) on \"\(device)\"")
+                }
                 if !command.run.isEmpty { runner.run(command.run, commandID: command.id) }
                 dispatchObserver?(command, time, clock())
+            case .ownedCommand(let owner, _, _, let command, let chord):
+                // Only to the agent that registered it; the log names the user, not the device.
+                if let control, let client = control.clients.values.first(where: { $0.id == owner }) {
+                    if command.keys.contains(where: { !$0.hasCommandModifier }) {
+                        logger.info("user command \(command.id) for uid \(client.uid)")
+                    } else {
+                        logger.info("user command \(command.id) (\(chord)) for uid \(client.uid)")
+                    }
+                    switch control.send(EventFormatter.json(event), to: client) {
+                    case .sent: break
+                    case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
+                    case .broken: drop(client, reason: nil)
+                    }
+                }
+                observer?(event)
+                continue
             case .presence(_, let present):
                 logger.info("hardware keyboard \(present ? "present" : "absent")")
             case .dropped(_, let device, let count, let reason):
@@ -308,36 +393,46 @@ public final class KeyboardDaemon {
 
     private func acceptClients() {
         guard let control else { return }
-        for client in control.acceptAll() {
-            do { try epoll.add(client.fd, token: Token.clients | UInt64(UInt32(bitPattern: client.fd))) } catch {
-                control.remove(client)
-            }
+        for client in control.acceptPending(now: clock()) {
             logger.debug("control: client \(client.id) connected (uid \(client.uid))")
         }
     }
 
     private func drop(_ client: ControlServer.Client, reason: String?) {
-        guard let control else { return }
+        guard let control, control.clients[client.fd] === client else { return }
         if let reason { logger.warning("control: disconnecting client \(client.id): \(reason)") }
-        epoll.remove(client.fd)
         control.remove(client)
+        // What the client claimed leaves with it.
+        let scopesBefore = scopes
+        let textInputBefore = textInput
+        scopeClaims.removeAll { $0.client == client.id }
+        textInputClaims.removeAll { $0.client == client.id }
+        pipeline.setUserTable(nil, owner: client.id)
+        if scopes != scopesBefore { pipeline.setScopes(scopes) }
+        if textInput != textInputBefore { pipeline.setTextInputActive(textInput) }
     }
 
-    private func readClient(_ client: ControlServer.Client) {
+    private func clientReady(_ client: ControlServer.Client, events: UInt32) {
         guard let control else { return }
-        if !client.output.isEmpty, !control.flush(client) { return drop(client, reason: "connection broken") }
-        switch control.read(client) {
-        case .closed(let reason): drop(client, reason: reason)
-        case .lines(let lines):
-            for line in lines where !line.allSatisfy({ $0 == " " || $0 == "\r" }) {
-                let reply = handle(line, from: client)
-                switch control.send(reply, to: client) {
-                case .sent: continue
-                case .overflow: return drop(client, reason: "not reading its replies")
-                case .broken: return drop(client, reason: nil)
-                }
+        if events & Epoll.writable != 0 || client.queuedBytes > 0 {
+            guard control.flush(client) else { return drop(client, reason: nil) }
+        }
+        if events & (Epoll.readable | Epoll.hangup) != 0 { serve(client, readFirst: true) }
+    }
+
+    /// Reads (once, within the budget) and handles the client's request lines.
+    private func serve(_ client: ControlServer.Client, readFirst: Bool) {
+        guard let control else { return }
+        let handle: (String) -> Bool = { [unowned self] line in
+            let reply = self.handle(line, from: client)
+            switch control.send(reply, to: client) {
+            case .sent: return true
+            case .overflow: self.drop(client, reason: "not reading its replies"); return false
+            case .broken: self.drop(client, reason: nil); return false
             }
         }
+        let outcome = readFirst ? control.read(client, handle: handle) : control.handleBuffered(client, handle: handle)
+        if case .closed(let reason) = outcome { drop(client, reason: reason) }
     }
 
     /// Handles one request line; returns the reply line.
@@ -346,20 +441,33 @@ public final class KeyboardDaemon {
         do { request = try ControlRequest.parse(line) } catch {
             return reply("error", ["error": .string(error.message)], ok: false)
         }
+        if !client.trusted, let refusal = Self.userRefusal(request) {
+            return reply("error", ["error": .string("\(refusal) (uid \(client.uid) may register its own commands, subscribe to presence and geometry, set scopes and text input, list commands and ping)")], ok: false)
+        }
         switch request {
+        case .register(let specs, let timeout):
+            return register(specs, timeout: timeout, for: client)
         case .subscribe(let kinds):
             if kinds.contains("key") && !options.allowKeyEvents {
                 return reply("subscribe", ["error": .string("key events carry typed text; the daemon was not started with --allow-key-events")], ok: false)
             }
             client.subscriptions = kinds
-            return reply("subscribe", ["events": .array(kinds.sorted().map { .string($0) })])
+            // The state now, so a client that connects (or reconnects) needs no change to learn it.
+            var fields: [String: JSONValue] = ["events": .array(kinds.sorted().map { .string($0) }),
+                                               "hardware_keyboard": .bool(pipeline.presence.reported)]
+            if let geometry = pipeline.geometry { fields["geometry"] = .object(geometry.report.jsonObject()) }
+            return reply("subscribe", fields)
         case .setScopes(let list):
-            scopes = list
-            pipeline.setScopes(list)
+            let before = scopes
+            scopeClaims.removeAll { $0.client == client.id }
+            scopeClaims.append((client.id, list))
+            if scopes != before { pipeline.setScopes(scopes) }
             return reply("set_scopes", ["scopes": .array(list.map { .string($0) })])
         case .setTextInput(let active):
-            textInput = active
-            pipeline.setTextInputActive(active)
+            let before = textInput
+            textInputClaims.removeAll { $0.client == client.id }
+            textInputClaims.append((client.id, active))
+            if textInput != before { pipeline.setTextInputActive(textInput) }
             return reply("set_text_input", ["active": .bool(active)])
         case .listCommands:
             let listing = CommandListing(table: pipeline.table, activeScopes: scopes.isEmpty ? nil : scopes)
@@ -367,16 +475,66 @@ public final class KeyboardDaemon {
         case .listDevices:
             return reply("list_devices", ["devices": .array(deviceList().map(\.jsonValue))])
         case .reload:
-            let ok = reload()
+            // A flood of reload requests compiles the config once per turn of the loop.
+            let ok = reloadThisTurn ?? reload()
+            reloadThisTurn = ok
             return reply("reload", ["commands": .number(Double(pipeline.table.commands.count))], ok: ok)
         case .ping:
             return reply("ping", [:])
         }
     }
 
+    /// Why a user's client may not make this request, nil when it may.
+    private static func userRefusal(_ request: ControlRequest) -> String? {
+        switch request {
+        case .register, .setScopes, .setTextInput, .listCommands, .ping: return nil
+        case .subscribe(let kinds):
+            let other = kinds.subtracting(["presence", "geometry"])
+            return other.isEmpty ? nil : "subscribe: \(other.sorted().joined(separator: ", ")) events are for the service's group only"
+        case .reload: return "reload is for the service's group only"
+        case .listDevices: return "list_devices is for the service's group only"
+        }
+    }
+
+    /// A user's table: validated like a config (chords, conflicts), routed after the
+    /// system table, its commands sent to this client only.
+    private func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for client: ControlServer.Client) -> String {
+        var commands: [Command] = []
+        var problems: [String] = []
+        for (i, spec) in specs.enumerated() {
+            do {
+                let keys = try ChordKey.parseSequence(spec.keys)
+                commands.append(Command(id: spec.id, title: spec.title ?? spec.id, keys: keys, keysText: spec.keys,
+                                        scope: spec.scope ?? CommandTable.globalScope, repeat: spec.repeat,
+                                        priorityOverTextInput: spec.priorityOverTextInput,
+                                        location: SourceLocation(path: "commands[\(i)]", line: i + 1)))
+            } catch {
+                problems.append("commands[\(i)] (\(spec.id)): \(error.description)")
+            }
+        }
+        let table: CommandTable
+        do {
+            table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout ?? CommandTable.defaultSequenceTimeoutMilliseconds)
+        } catch {
+            problems += error.conflicts.map(\.description)
+            table = try! CommandTable(commands: [])
+        }
+        guard problems.isEmpty else {
+            return reply("register", ["error": .string(problems.prefix(20).joined(separator: "; "))], ok: false)
+        }
+        pipeline.setUserTable(table, owner: client.id)
+        // Chords the system table binds in the same scope never reach the user's table.
+        let shadowed = table.commands.filter { c in pipeline.table.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
+        logger.info("control: uid \(client.uid) registered \(table.commands.count) commands")
+        return reply("register", ["commands": .number(Double(table.commands.count)), "shadowed": .array(shadowed.map { .string($0.id) })])
+    }
+
     private func reply(_ name: String, _ fields: [String: JSONValue], ok: Bool = true) -> String {
         ControlReply.line(name, fields, ok: ok)
     }
+
+    /// Control clients with a registered table (by client id).
+    public var commandTableOwners: [Int] { pipeline.userTables.map(\.owner) }
 
     /// Every node seen, sorted by path.
     public func deviceList() -> [DeviceRecord] {
@@ -407,6 +565,7 @@ public final class KeyboardDaemon {
                 }
                 fresh.setScopes(scopes)
                 fresh.setTextInputActive(textInput)
+                for (owner, table) in pipeline.userTables { fresh.setUserTable(table, owner: owner) }
                 pipeline = fresh
             }
         } catch {
@@ -424,6 +583,7 @@ public final class KeyboardDaemon {
 
     private func shutdown() {
         for id in open.keys.sorted() { closeDevice(id, reason: "daemon stopping") }
+        runner.stopAll()
         control = nil
         // Break the cycles callers' closures may form with the daemon (a signal handler holding it).
         externals.removeAll()

@@ -50,6 +50,8 @@ public final class Pipeline {
     /// The layout guide that presence drives (nil: no `[geometry]` configured).
     public private(set) var geometry: KeyboardGeometry?
     private var devices = DeviceMap<Device>()
+    /// Devices inside a SYN_DROPPED frame (their events are discarded until SYN_REPORT).
+    private var droppingDevices = 0
     private var routerOutputs: [ChordRouter.Output] = []
     /// Events read from devices and processed, or counted as dropped.
     public private(set) var eventsProcessed = 0
@@ -68,9 +70,31 @@ public final class Pipeline {
 
     public var table: CommandTable { router.table }
 
+    /// Users' tables (their agents'), by owner: routed after the system table, which
+    /// always wins a key it has a command or a pending sequence for.
+    private var userRouters: [(owner: Int, router: ChordRouter)] = []
+
+    /// Sets (or with nil removes) the table of `owner`.
+    public func setUserTable(_ table: CommandTable?, owner: Int) {
+        userRouters.removeAll { $0.owner == owner }
+        if let table {
+            userRouters.append((owner, ChordRouter(table: table, scopes: router.activeScopes, textInputActive: router.textInputActive)))
+        }
+    }
+
+    /// The users' tables, by owner.
+    public var userTables: [(owner: Int, table: CommandTable)] { userRouters.map { ($0.owner, $0.router.table) } }
+
     /// Sets the active scopes (most specific first).
-    public func setScopes(_ scopes: [String]) { router.setScopes(scopes) }
-    public func setTextInputActive(_ active: Bool) { router.textInputActive = active }
+    public func setScopes(_ scopes: [String]) {
+        router.setScopes(scopes)
+        for i in userRouters.indices { userRouters[i].router.setScopes(scopes) }
+    }
+
+    public func setTextInputActive(_ active: Bool) {
+        router.textInputActive = active
+        for i in userRouters.indices { userRouters[i].router.textInputActive = active }
+    }
 
     /// Swaps in a new command table (a config reload that validated).
     public func replaceTable(_ table: CommandTable) { router.replaceTable(table) }
@@ -87,18 +111,19 @@ public final class Pipeline {
 
     /// The earliest time something happens without new input.
     public var nextDeadline: EventTime? {
-        switch (router.nextDeadline, presence.nextDeadline) {
-        case (nil, nil): return nil
-        case (let a?, nil): return a
-        case (nil, let b?): return b
-        case (let a?, let b?): return min(a, b)
+        var earliest: EventTime? = presence.nextDeadline
+        if let a = router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
+        for u in userRouters {
+            if let a = u.router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
         }
+        return earliest
     }
 
     /// Fires timers due at or before `time`.
     public func advance(to time: EventTime, into out: inout [PipelineEvent]) {
         routerOutputs.removeAll(keepingCapacity: true)
         router.expire(at: time, into: &routerOutputs)
+        for i in userRouters.indices { userRouters[i].router.expire(at: time, into: &routerOutputs) }
         if let at = presence.expire(at: time) { emitPresence(false, at: at, into: &out) }
     }
 
@@ -109,6 +134,7 @@ public final class Pipeline {
         case .attached(let id, let description, let given, let time):
             advance(to: time, into: &out)
             let verdict = given ?? classify(description)
+            if let old = devices[id], old.dropping { droppingDevices -= 1 }
             devices[id] = Device(name: description.name, description: description, verdict: verdict)
             out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard))
             if verdict.isKeyboard {
@@ -118,12 +144,19 @@ public final class Pipeline {
 
         case .input(let id, let input):
             eventsProcessed += 1
+            // Most events are SYN_REPORT and MSC_SCAN: while no device is inside a dropped
+            // frame they change nothing, and need no device lookup.
+            if droppingDevices == 0, input.type != EventType.key, !(input.type == EventType.syn && input.code == SynCode.dropped) {
+                return
+            }
             guard let device = devices[id] else { return }
             if input.type == EventType.syn {
                 if input.code == SynCode.dropped {
+                    if !device.dropping { droppingDevices += 1 }
                     device.dropping = true
                 } else if input.code == SynCode.report, device.dropping {
                     device.dropping = false
+                    droppingDevices -= 1
                     // A recording cannot tell which keys are still down: release them all.
                     resync(id, keysDown: nil, at: input.time, into: &out)
                 }
@@ -142,7 +175,10 @@ public final class Pipeline {
             }
 
         case .resynchronized(let id, let keys, let time):
-            devices[id]?.dropping = false
+            if let device = devices[id], device.dropping {
+                device.dropping = false
+                droppingDevices -= 1
+            }
             resync(id, keysDown: keys, at: time, into: &out)
 
         case .detached(let id, let time):
@@ -152,7 +188,9 @@ public final class Pipeline {
                 for key in mapper.detach(id, at: time) { route(key, device: device.name, into: &out) }
                 routerOutputs.removeAll(keepingCapacity: true)
                 router.deviceDetached(id, at: time, into: &routerOutputs)
+                for i in userRouters.indices { userRouters[i].router.deviceDetached(id, at: time, into: &routerOutputs) }
             }
+            if device.dropping { droppingDevices -= 1 }
             devices[id] = nil
             out.append(.detach(time: time, device: device.name, keyboard: device.verdict.isKeyboard))
             if device.verdict.isKeyboard, let changed = presence.detach(id, at: time) {
@@ -183,15 +221,31 @@ public final class Pipeline {
         guard !key.synthetic else { return }
         routerOutputs.removeAll(keepingCapacity: true)
         router.handle(key, into: &routerOutputs)
+        var systemTook = router.isPending
         for output in routerOutputs {
             switch output {
             case .chord(let time, _, let chord):
                 out.append(.chord(time: time, device: device, chord: chord.description))
             case .command(let time, _, let command, let chord):
+                systemTook = true
                 let text = command.isSequence ? command.chordText : chord.description
                 out.append(.command(time: time, device: device, command: command, chord: text))
             case .sequencePending, .sequenceCancelled:
                 break
+            }
+        }
+        guard !userRouters.isEmpty else { return }
+        for i in userRouters.indices {
+            if systemTook {
+                // The system table has this key: no user table sees it.
+                userRouters[i].router.cancelPending()
+                continue
+            }
+            routerOutputs.removeAll(keepingCapacity: true)
+            userRouters[i].router.handle(key, into: &routerOutputs)
+            for case .command(let time, _, let command, let chord) in routerOutputs {
+                let text = command.isSequence ? command.chordText : chord.description
+                out.append(.ownedCommand(owner: userRouters[i].owner, time: time, device: device, command: command, chord: text))
             }
         }
     }

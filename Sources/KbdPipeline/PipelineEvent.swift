@@ -11,6 +11,8 @@ public enum PipelineEvent: Sendable {
     case key(KeyEvent, device: String)
     case chord(time: EventTime, device: String, chord: String)
     case command(time: EventTime, device: String, command: Command, chord: String)
+    /// A command of a user's table (an agent's), for that agent only: never broadcast.
+    case ownedCommand(owner: Int, time: EventTime, device: String, command: Command, chord: String)
     case presence(time: EventTime, hardwareKeyboard: Bool)
     /// The layout guide after presence changed it (encoded at the wire, never here).
     case geometry(time: EventTime, report: GeometryReport)
@@ -19,7 +21,7 @@ public enum PipelineEvent: Sendable {
 
     public var time: EventTime {
         switch self {
-        case .attach(let t, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _),
+        case .attach(let t, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _), .ownedCommand(_, let t, _, _, _),
             .presence(let t, _), .geometry(let t, _), .dropped(let t, _, _, _):
             return t
         case .key(let k, _): return k.time
@@ -37,7 +39,7 @@ public enum PipelineEvent: Sendable {
         case .detach: return .detach
         case .key: return .key
         case .chord: return .chord
-        case .command: return .command
+        case .command, .ownedCommand: return .command
         case .presence: return .presence
         case .geometry: return .geometry
         case .dropped: return .dropped

@@ -17,7 +17,8 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
 
     private var lines: LineReader<Source>
     private var pending: InputEvent?
-    private var lastTime: EventTime?
+    /// The previous event's time (`Int64.min` before the first).
+    private var lastTime = EventTime(microseconds: .min)
     private var finished = false
 
     /// Parses the header of `source`. `path` is used in error messages; `chunkSize` is how much
@@ -85,7 +86,7 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
     }
 
     private func checked(_ event: InputEvent) throws(RecordingError) -> InputEvent {
-        if let lastTime, event.time < lastTime {
+        if event.time < lastTime {
             throw error("time \(event.time) is earlier than the previous event's \(lastTime); expected events in time order")
         }
         lastTime = event.time

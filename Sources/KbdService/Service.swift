@@ -6,6 +6,26 @@ import Glibc
 #endif
 
 /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
+/// The control-client cap, lowered to what the descriptor limit allows: the soft limit
+/// is raised to the hard one (at most 4,096) first, and 64 descriptors are kept for
+/// devices, children and the loop itself.
+func maxClients(_ wanted: Int, logger: Logger) -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return wanted }
+    let target = min(limit.rlim_max, 4096)
+    if limit.rlim_cur < target {
+        limit.rlim_cur = target
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    let allowed = max(4, Int(limit.rlim_cur) - 64)
+    if wanted > allowed {
+        logger.warning("at most \(allowed) control clients: the descriptor limit is \(limit.rlim_cur) (LimitNOFILE)")
+        return allowed
+    }
+    return wanted
+}
+
 public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String]) throws -> XkbKeymap {
     let resolved = KeymapNames.resolve(commandLine: commandLine, config: config.keymap, environment: environment)
     let context = try XkbContext()
@@ -42,6 +62,9 @@ public enum Service {
     public static func run(_ options: ServiceOptions) -> Int32 {
         // This process holds keystrokes in memory: no core dumps, no ptrace by the same user.
         _ = kbd_disable_core_dumps()
+        // A log reader or client that went away is an EPIPE on that write, not the end of the
+        // service (children get default dispositions back through POSIX_SPAWN_SETSIGDEF).
+        signal(SIGPIPE, SIG_IGN)
         let environment = ProcessEnvironment.current()
         let journal = environment["JOURNAL_STREAM"] != nil
         let level = Logger.Level(rawValue: options.logLevel) ?? .info
@@ -50,9 +73,18 @@ public enum Service {
         let signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         let configPath = options.config
         let keymapNames = options.keymap
+        // A reload compiles the keymap again only when the names changed (a flood of reload
+        // requests must not compile one keymap each).
+        var lastKeymap: XkbKeymap?
         let load: () throws -> KeyboardDaemon.Loaded = {
             let config = try ConfigLoader.load(path: configPath, trust: .strict)
-            return KeyboardDaemon.Loaded(config: config, keymap: try compileKeymap(commandLine: keymapNames, config: config, environment: environment))
+            let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
+            if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
+                return KeyboardDaemon.Loaded(config: config, keymap: last)
+            }
+            let keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
+            lastKeymap = keymap
+            return KeyboardDaemon.Loaded(config: config, keymap: keymap)
         }
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {
@@ -64,12 +96,25 @@ public enum Service {
                 logger.warning("no control socket: not root and XDG_RUNTIME_DIR is unset (use --socket)")
             }
         }
+        // Recordings as the devices: checked to their end before anything starts (65 with file:line).
+        let source: any DeviceSource
+        if options.replay.isEmpty {
+            source = EvdevDeviceSource(directory: options.inputDir)
+        } else {
+            let replay: ReplayDeviceSource
+            do { replay = try ReplayDeviceSource(paths: options.replay) } catch { return reportFailure(error) }
+            replay.onFinished = { logger.info("replay: every recording has played; running until SIGTERM") }
+            logger.info("replaying \(replay.recordings.count) recordings as the devices, instead of \(options.inputDir)")
+            source = replay
+        }
         let daemon: KeyboardDaemon
         do {
             daemon = try KeyboardDaemon(
                 options: .init(socketPath: options.noSocket ? nil : socketPath, allowKeyEvents: options.allowKeyEvents,
-                               maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment)),
-                source: EvdevDeviceSource(directory: options.inputDir), logger: logger, load: load)
+                               maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment),
+                               childEnvironment: options.childEnvironment(from: environment),
+                               maxClients: maxClients(options.maxClients, logger: logger), userClients: options.userAgents),
+                source: source, logger: logger, load: load)
         } catch {
             return reportFailure(error)
         }

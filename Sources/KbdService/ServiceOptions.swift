@@ -14,8 +14,31 @@ public struct ServiceOptions: Equatable, Sendable {
     public var maxChildren = 8
     public var logLevel = "info"
     public var reportLatency = false
+    /// Names of variables `run` programs get from the service's environment beyond the allow-list.
+    public var passEnvironment: [String] = []
+    public var maxClients = 256
+    /// Serve every local user's session agent (socket mode 0666, limited requests).
+    public var userAgents = false
+    /// evemu recordings to replay as the devices, instead of `inputDir`.
+    public var replay: [String] = []
 
     public init() {}
+
+    /// Variables `run` programs always get from the service's environment (when set).
+    public static let childEnvironmentAllowList = ["PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LOGNAME"]
+
+    /// The environment of `run` programs: the allow-list, `LC_*`, and what `--pass-env` names,
+    /// taken from `environment`; a default PATH when it has none. Never the service's own
+    /// plumbing (NOTIFY_SOCKET, LISTEN_*, JOURNAL_STREAM, INVOCATION_ID, LD_*).
+    public func childEnvironment(from environment: [String: String]) -> [String] {
+        var out: [String] = []
+        for (name, value) in environment.sorted(by: { $0.key < $1.key })
+        where Self.childEnvironmentAllowList.contains(name) || name.hasPrefix("LC_") || passEnvironment.contains(name) {
+            out.append("\(name)=\(value)")
+        }
+        if environment["PATH"] == nil { out += CommandRunner.defaultEnvironment }
+        return out
+    }
 
     /// What the command line asked for.
     public enum Parsed: Equatable, Sendable {
@@ -34,6 +57,9 @@ public struct ServiceOptions: Equatable, Sendable {
     public static func parse(_ arguments: [String]) throws(CLIFailure) -> Parsed {
         var options = ServiceOptions()
         var sawConfig = false
+        var sawInputDir = false
+        /// Right after `--replay FILE`: further bare arguments are more recordings.
+        var inReplayList = false
         var index = 0
         func usage(_ message: String) -> CLIFailure {
             CLIFailure(message: message, code: ExitStatus.usage)
@@ -41,6 +67,11 @@ public struct ServiceOptions: Equatable, Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
+            if inReplayList && !argument.hasPrefix("-") {
+                options.replay.append(argument)
+                continue
+            }
+            inReplayList = false
             var name = argument
             var inlineValue: String?
             if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
@@ -68,8 +99,25 @@ public struct ServiceOptions: Equatable, Sendable {
             case "--socket": options.socket = try value()
             case "--no-socket": try noValue(); options.noSocket = true
             case "--allow-key-events": try noValue(); options.allowKeyEvents = true
-            case "--input-dir": options.inputDir = try value()
+            case "--user-agents": try noValue(); options.userAgents = true
+            case "--input-dir": options.inputDir = try value(); sawInputDir = true
+            case "--replay":
+                let file = try value()
+                guard !file.isEmpty else { throw usage("--replay takes an evemu recording, not an empty name") }
+                options.replay.append(file)
+                inReplayList = true
             case "--report-latency": try noValue(); options.reportLatency = true
+            case "--pass-env":
+                let text = try value()
+                let names = text.split(separator: ",").map(String.init)
+                guard !names.isEmpty, names.allSatisfy({ n in !n.isEmpty && n.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } }) else {
+                    throw usage("--pass-env takes variable names separated by commas, such as DISPLAY,WAYLAND_DISPLAY, not '\(text)'")
+                }
+                options.passEnvironment += names
+            case "--max-clients":
+                let text = try value()
+                guard let n = Int(text), n >= 1 else { throw usage("--max-clients must be a whole number of at least 1, not '\(text)'") }
+                options.maxClients = n
             case "--max-children":
                 let text = try value()
                 guard let n = Int(text), n >= 1 else { throw usage("--max-children must be a whole number of at least 1, not '\(text)'") }
@@ -83,6 +131,9 @@ public struct ServiceOptions: Equatable, Sendable {
             }
         }
         guard sawConfig else { throw usage("Missing expected argument '--config <file>'") }
+        if sawInputDir && !options.replay.isEmpty {
+            throw usage("--replay and --input-dir exclude each other: replayed recordings are the only devices")
+        }
         return .run(options)
     }
 
@@ -91,13 +142,15 @@ public struct ServiceOptions: Equatable, Sendable {
         case "-c", "--config": return "file"
         case "--socket": return "path"
         case "--input-dir": return "dir"
-        case "--max-children": return "n"
+        case "--replay": return "file"
+        case "--max-children", "--max-clients": return "n"
+        case "--pass-env": return "names"
         case "--log-level": return "level"
         default: return String(option.dropFirst(2))
         }
     }
 
-    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--input-dir <dir>] [--max-children <n>] [--log-level <level>] [--report-latency]"
+    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--user-agents] [--input-dir <dir> | --replay <file>...] [--max-children <n>] [--max-clients <n>] [--pass-env <names>] [--log-level <level>] [--report-latency]"
 
     public static let help = """
         OVERVIEW: Run the service: watch every keyboard, run commands, serve the control socket.
@@ -114,8 +167,15 @@ public struct ServiceOptions: Equatable, Sendable {
         The service is the small binary kbd-commandd-daemon (installed beside kbd-commandd,
         which runs it for 'kbd-commandd run'); it takes the same options.
 
-        Example:
+        With --replay, evemu recordings are the devices instead of /dev/input, played in
+        real time on one timeline (as 'kbd-commandd replay' merges them; the earliest event
+        plays 0.1 s after the start): each attaches at its first event and detaches after
+        its last. The socket, clients and commands are live, and the service runs on until
+        SIGTERM. For testing desktops and clients without uinput.
+
+        Examples:
           kbd-commandd run --config /etc/kbd-commandd/config.toml
+          kbd-commandd run -c examples/commands.toml --socket /tmp/k.sock --replay a.evemu b.evemu
 
         USAGE: \(synopsis)
 
@@ -129,15 +189,22 @@ public struct ServiceOptions: Equatable, Sendable {
           --socket <path>         Control socket path.
           --no-socket             Do not open a control socket.
           --allow-key-events      Allow control clients to subscribe to key events (they carry typed text).
+          --user-agents           Let every local user's session agent connect (socket mode 0666): it may
+                                  register its own commands and learn presence and geometry, nothing else.
           --input-dir <dir>       Where device nodes are. (default: /dev/input)
+          --replay <file>...      Replay evemu recordings as the devices, in real time (repeatable).
           --max-children <n>      At most this many commands run at once. (default: 8)
+          --max-clients <n>       At most this many control-socket clients at once. (default: 256)
+          --pass-env <names>      Also give run programs these variables, e.g. DISPLAY,WAYLAND_DISPLAY
+                                  (they always get PATH, HOME, USER, LOGNAME, LANG, LANGUAGE, LC_*, TZ).
           --log-level <level>     trace, debug, info, notice, warning, error or critical. (default: info)
           --report-latency        Print the kernel-to-dispatch latency of each command (for measurements).
           --version               Show the version.
           -h, --help              Show help information.
 
-        Exit codes: 0 stopped by SIGTERM/SIGINT; 64 usage error; 66 the config cannot be
-        opened; 78 bad config or keymap (file:line); 1 any other failure to start.
+        Exit codes: 0 stopped by SIGTERM/SIGINT; 64 usage error; 65 bad recording (file:line);
+        66 the config or a recording cannot be opened; 78 bad config or keymap (file:line);
+        1 any other failure to start.
 
         """
 }

@@ -5,7 +5,19 @@ import Glibc
 
 /// Owns one epoll instance. Registrations carry a caller-chosen token.
 package final class Epoll {
+    /// A ready registration: its token and what it is ready for (`EPOLLIN`, `EPOLLOUT`,
+    /// `EPOLLHUP`, `EPOLLERR` bits).
+    package struct Ready: Sendable {
+        package var token: UInt64
+        package var events: UInt32
+    }
+
+    package static let readable = EPOLLIN.rawValue
+    package static let writable = EPOLLOUT.rawValue
+    package static let hangup = EPOLLHUP.rawValue | EPOLLERR.rawValue
+
     package let fd: Int32
+    private var buffer = [epoll_event](repeating: epoll_event(), count: 64)
 
     /// The corresponding C function is `epoll_create1`.
     package init() throws(SystemError) {
@@ -16,19 +28,20 @@ package final class Epoll {
     deinit { close(fd) }
 
     /// The corresponding C function is `epoll_ctl(EPOLL_CTL_ADD)`.
-    package func add(_ descriptor: Int32, token: UInt64, writable: Bool = false) throws(SystemError) {
+    package func add(_ descriptor: Int32, token: UInt64, events: UInt32 = EPOLLIN.rawValue) throws(SystemError) {
         var ev = epoll_event()
-        ev.events = EPOLLIN.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        ev.events = events
         ev.data.u64 = token
         guard epoll_ctl(fd, EPOLL_CTL_ADD, descriptor, &ev) == 0 else {
             throw SystemError(operation: "epoll_ctl(ADD)", errno: errno)
         }
     }
 
-    /// Switches interest in writability (for clients with queued output).
-    package func modify(_ descriptor: Int32, token: UInt64, writable: Bool) {
+    /// Changes what a registration waits for (0: nothing, a paused descriptor).
+    /// The corresponding C function is `epoll_ctl(EPOLL_CTL_MOD)`.
+    package func modify(_ descriptor: Int32, token: UInt64, events: UInt32) {
         var ev = epoll_event()
-        ev.events = EPOLLIN.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        ev.events = events
         ev.data.u64 = token
         _ = epoll_ctl(fd, EPOLL_CTL_MOD, descriptor, &ev)
     }
@@ -37,13 +50,12 @@ package final class Epoll {
         _ = epoll_ctl(fd, EPOLL_CTL_DEL, descriptor, nil)
     }
 
-    /// Waits up to `timeoutMilliseconds` (-1: forever); returns the ready tokens.
-    /// The corresponding C function is `epoll_wait`; EINTR returns no tokens.
-    package func wait(timeoutMilliseconds: Int32, into tokens: inout [UInt64]) {
-        tokens.removeAll(keepingCapacity: true)
-        var events = [epoll_event](repeating: epoll_event(), count: 32)
-        let n = events.withUnsafeMutableBufferPointer { epoll_wait(fd, $0.baseAddress, 32, timeoutMilliseconds) }
+    /// Waits up to `timeoutMilliseconds` (-1: forever); returns the ready registrations.
+    /// The corresponding C function is `epoll_wait`; EINTR returns none.
+    package func wait(timeoutMilliseconds: Int32, into ready: inout [Ready]) {
+        ready.removeAll(keepingCapacity: true)
+        let n = buffer.withUnsafeMutableBufferPointer { epoll_wait(fd, $0.baseAddress, Int32($0.count), timeoutMilliseconds) }
         guard n > 0 else { return }
-        for i in 0..<Int(n) { tokens.append(events[i].data.u64) }
+        for i in 0..<Int(n) { ready.append(Ready(token: buffer[i].data.u64, events: buffer[i].events)) }
     }
 }

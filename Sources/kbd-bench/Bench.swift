@@ -27,6 +27,11 @@ struct Bench {
             guard let i = args.firstIndex(of: "-o"), i + 1 < args.count else { usage() }
             let n = generate(path: args[i + 1], events: option("--events", 1_000_000), seed: UInt64(option("--seed", 1)))
             say("wrote \(n) events to \(args[i + 1])")
+        case "attack":
+            Attack.run(chords: option("--chords", 1000))
+        case "attacker":
+            guard args.count >= 2 else { usage() }
+            Attack.attacker(args[0], args[1])
         case "floor":
             let dir = "/tmp/kbd-bench"
             mkdir(dir, 0o755)
@@ -49,6 +54,7 @@ struct Bench {
             usage: kbd-bench generate [--events N] [--seed S] -o FILE
                    kbd-bench run [--events N] [--rounds R] [--long-events N]
                    kbd-bench floor [--events N] [--rounds R]   (replay against replay_floor.c only)
+                   kbd-bench attack [--chords N]               (chord latency under each attack of issue 17)
                    kbd-bench toml [--rounds R]                 (config load, 1k to 100k commands)
                    kbd-bench json [--rounds R]                 (the 64 KiB control request)
             """)

@@ -22,23 +22,40 @@ struct RunCommand: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        let path = try Self.daemonPath()
-        let argv = [path] + arguments
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
-        cArgs.append(nil)
-        execv(path, &cArgs)
-        throw report(CLIFailure(message: "\(path): cannot execute the service: \(SystemError(operation: "execv", errno: errno).message)", code: ExitStatus.failure))
+        try execSibling("kbd-commandd-daemon", arguments, what: "the service")
     }
+}
 
-    /// `kbd-commandd-daemon` in the directory of this executable (`/proc/self/exe`).
-    static func daemonPath() throws -> String {
-        guard let directory = ProcessEnvironment.executableDirectory() else {
-            throw report(CLIFailure(message: "/proc/self/exe: cannot find this executable to locate kbd-commandd-daemon", code: ExitStatus.failure))
-        }
-        let path = directory + "/kbd-commandd-daemon"
-        guard access(path, X_OK) == 0 else {
-            throw report(CLIFailure(message: "\(path): the service binary is missing; install kbd-commandd-daemon beside kbd-commandd", code: ExitStatus.failure))
-        }
-        return path
+/// `kbd-commandd agent …` executes `kbd-commandd-agent …` (the session agent) the same way.
+struct AgentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Run the session agent: your own shortcuts in your desktop session; the on-screen keyboard follows the hardware keyboard.",
+        discussion: "Executes kbd-commandd-agent (installed beside kbd-commandd) with the same options; 'kbd-commandd agent --help' lists them.",
+        helpNames: []
+    )
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Options of the agent; see 'kbd-commandd agent --help'.", valueName: "options"))
+    var arguments: [String] = []
+
+    func run() throws {
+        try execSibling("kbd-commandd-agent", arguments, what: "the session agent")
     }
+}
+
+/// Replaces this process with `name` from the directory of this executable (same PID, so
+/// systemd's notify socket and signals reach it).
+func execSibling(_ name: String, _ arguments: [String], what: String) throws {
+    guard let directory = ProcessEnvironment.executableDirectory() else {
+        throw report(CLIFailure(message: "/proc/self/exe: cannot find this executable to locate \(name)", code: ExitStatus.failure))
+    }
+    let path = directory + "/" + name
+    guard access(path, X_OK) == 0 else {
+        throw report(CLIFailure(message: "\(path): \(what) is missing; install \(name) beside kbd-commandd", code: ExitStatus.failure))
+    }
+    let argv = [path] + arguments
+    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+    cArgs.append(nil)
+    execv(path, &cArgs)
+    throw report(CLIFailure(message: "\(path): cannot execute \(what): \(SystemError(operation: "execv", errno: errno).message)", code: ExitStatus.failure))
 }

@@ -98,6 +98,13 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
                     for item in CommandListing(table: fuzzTable, activeScopes: list).json().split(separator: "\n") { checkJSONLine(String(item)) }
                 case .setTextInput(let active): reply = ControlReply.line("set_text_input", ["active": .bool(active)])
                 case .listCommands, .listDevices, .reload, .ping: reply = ControlReply.line("ping", [:])
+                case .register(let commands, _):
+                    // The daemon echoes parse errors of the client's chords and ids.
+                    var problems: [String] = []
+                    for (i, c) in commands.enumerated() {
+                        do { _ = try ChordKey.parseSequence(c.keys) } catch { problems.append("commands[\(i)] (\(c.id)): \(error.description)") }
+                    }
+                    reply = ControlReply.line("register", problems.isEmpty ? ["commands": .number(Double(commands.count))] : ["error": .string(problems.joined(separator: "; "))], ok: problems.isEmpty)
                 }
             } catch {
                 reply = ControlReply.line("error", ["error": .string(error.message)], ok: false)

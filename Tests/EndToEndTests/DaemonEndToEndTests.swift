@@ -41,6 +41,22 @@ struct DaemonEndToEndTests {
         unlink(config)
     }
 
+    /// Its log reader gone (journald restarted, a closed terminal pipe), the service goes
+    /// on: writes to the log fail with EPIPE instead of killing it with SIGPIPE.
+    @Test func aVanishedLogReaderDoesNotKillTheService() throws {
+        let config = "/tmp/kbd-e2e-sigpipe.toml"
+        let socket = "/tmp/kbd-e2e-sigpipe.sock"
+        let f = fopen(config, "w")
+        fputs("[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n", f)
+        fclose(f)
+        defer { unlink(config) }
+        let daemon = RunningTool(["run", "--config", config, "--socket", socket, "--input-dir", "/nonexistent/input"], brokenStderr: true)
+        let ping = runTool(["watch", "--socket", socket, "--retry", "5", "--request", #"{"request":"ping"}"#])
+        #expect(ping.stdout == #"{"reply":"ping","ok":true}"# + "\n")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
     @Test func aBadConfigAtStartIsAnErrorWithFileAndLine() {
         let config = "/tmp/kbd-e2e-bad-run.toml"
         let f = fopen(config, "w")
@@ -65,6 +81,21 @@ struct DaemonEndToEndTests {
         #expect(r.lines.count == 2)
         #expect(r.lines[0].contains(#""keyboard":false,"reason":"a mouse that advertises keyboard keys (name says mouse)""#))
         #expect(r.lines[1].contains(#""name":"Razer Razer BlackWidow 2013","id":"bus 0003 1532:011b v0111","keyboard":true"#))
+    }
+
+    @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
+    func theUserUnitOfTheAgentVerifies() {
+        let unit = slurpFile(Paths.root + "/udev/kbd-commandd-agent.service")
+            .replacingAll("/usr/bin/kbd-commandd-agent", with: Paths.builtProduct("kbd-commandd-agent"))
+        #expect(unit.contains("PartOf=graphical-session.target") && unit.contains("WantedBy=graphical-session.target"))
+        let path = "/tmp/kbd-e2e-unit/kbd-commandd-agent.service"
+        mkdir("/tmp/kbd-e2e-unit", 0o755)
+        let f = fopen(path, "w")
+        fputs(unit, f)
+        fclose(f)
+        let r = runTool(["--user", "verify", path], environment: ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": "/tmp/kbd-e2e-unit"],
+                        executable: "/usr/bin/systemd-analyze")
+        #expect(r.status == 0, "\(r.stderr)")
     }
 
     @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
@@ -152,8 +183,9 @@ struct InstallEndToEndTests {
         fclose(f)
         let install = runTool([Paths.root + "/scripts/install", "--binary", Paths.executable], environment: env, executable: "/bin/bash")
         #expect(install.status == 0, "\(install.stderr)")
-        for file in ["/usr/bin/kbd-commandd", "/usr/bin/kbd-commandd-daemon", "/etc/kbd-commandd/config.toml",
-                     "/usr/lib/systemd/system/kbd-commandd.service", "/usr/share/doc/kbd-commandd/README.md"] {
+        for file in ["/usr/bin/kbd-commandd", "/usr/bin/kbd-commandd-daemon", "/usr/bin/kbd-commandd-agent", "/etc/kbd-commandd/config.toml",
+                     "/usr/lib/systemd/system/kbd-commandd.service",
+                     "/usr/lib/systemd/user/kbd-commandd-agent.service", "/usr/share/doc/kbd-commandd/README.md"] {
             #expect(access(dest + file, F_OK) == 0, "missing \(file)")
         }
         // No udev rule: device permissions are the distribution's (root:input 0660); ours overrode them.
@@ -165,10 +197,14 @@ struct InstallEndToEndTests {
         // The installed `run` executes the installed service beside it.
         let help = runTool(["run", "--help"], executable: dest + "/usr/bin/kbd-commandd")
         #expect(help.status == 0 && help.stdout.contains("OPTIONS:"))
+        // And `agent` the installed agent.
+        let agentHelp = runTool(["agent", "--help"], executable: dest + "/usr/bin/kbd-commandd")
+        #expect(agentHelp.status == 0 && agentHelp.stdout.contains("USAGE: kbd-commandd agent"))
         let uninstall = runTool([Paths.root + "/scripts/install", "--uninstall"], environment: env, executable: "/bin/bash")
         #expect(uninstall.status == 0)
         #expect(access(dest + "/usr/bin/kbd-commandd", F_OK) != 0)
         #expect(access(dest + "/usr/bin/kbd-commandd-daemon", F_OK) != 0)
+        #expect(access(dest + "/usr/bin/kbd-commandd-agent", F_OK) != 0)
         #expect(access(dest + "/etc/kbd-commandd/config.toml", F_OK) == 0)  // config kept unless --purge
         _ = runTool(["-rf", dest], environment: [:], executable: "/bin/rm")
     }

@@ -88,7 +88,9 @@ final class RunningTool {
     var stdoutPath: String { dir + "/out" }
     var stderrPath: String { dir + "/err" }
 
-    init(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"]) {
+    /// `brokenStderr`: standard error is a pipe whose reader is already gone (a log
+    /// reader that went away), so every write to it fails with EPIPE.
+    init(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"], brokenStderr: Bool = false) {
         var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
         _ = mkdtemp(&template)
         dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -96,12 +98,20 @@ final class RunningTool {
         posix_spawn_file_actions_init(&actions)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, dir + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, dir + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var pipeFDs: [Int32] = [-1, -1]
+        if brokenStderr {
+            _ = pipe(&pipeFDs)
+            close(pipeFDs[0])
+            posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, dir + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        }
         let argv = ([Paths.executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         var pid = pid_t()
         posix_spawn(&pid, Paths.executable, &actions, nil, argv, envp)
         posix_spawn_file_actions_destroy(&actions)
+        if brokenStderr { close(pipeFDs[1]) }
         argv.forEach { free($0) }
         envp.forEach { free($0) }
         self.pid = pid

@@ -12,7 +12,8 @@ struct ServiceOptionsTests {
         let parsed = try ServiceOptions.parse([
             "-c", "/etc/k.toml", "--layout=de", "--variant", "nodeadkeys", "--options", "grp:alt_shift_toggle",
             "--model=pc105", "--rules", "evdev", "--socket=/tmp/s", "--allow-key-events", "--input-dir", "/tmp/in",
-            "--max-children=3", "--log-level", "debug", "--report-latency",
+            "--max-children=3", "--log-level", "debug", "--report-latency", "--pass-env", "DISPLAY,WAYLAND_DISPLAY",
+            "--pass-env=DBUS_SESSION_BUS_ADDRESS", "--max-clients", "16", "--user-agents",
         ])
         var expected = ServiceOptions()
         expected.config = "/etc/k.toml"
@@ -23,13 +24,32 @@ struct ServiceOptionsTests {
         expected.maxChildren = 3
         expected.logLevel = "debug"
         expected.reportLatency = true
+        expected.passEnvironment = ["DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"]
+        expected.maxClients = 16
+        expected.userAgents = true
         #expect(parsed == .run(expected))
+    }
+
+    /// `--replay FILE` repeats, and bare files after it are more recordings (`--replay a b`).
+    @Test func replayTakesOneOrMoreRecordings() throws {
+        var expected = ServiceOptions()
+        expected.config = "c.toml"
+        expected.replay = ["a.evemu", "b.evemu", "c.evemu", "d.evemu"]
+        #expect(try ServiceOptions.parse(["-c", "c.toml", "--replay", "a.evemu", "b.evemu", "--replay=c.evemu", "--replay", "d.evemu"])
+                == .run(expected))
+        expected.socket = "/tmp/s"
+        #expect(try ServiceOptions.parse(["--replay", "a.evemu", "b.evemu", "--socket", "/tmp/s", "-c", "c.toml", "--replay", "c.evemu", "d.evemu"])
+                == .run(expected))
+        // A bare argument anywhere else is still an error.
+        #expect(throws: CLIFailure(message: "Unexpected argument 'b.evemu'", code: ExitStatus.usage)) {
+            try ServiceOptions.parse(["--replay", "a.evemu", "--no-socket", "b.evemu", "-c", "c.toml"])
+        }
     }
 
     @Test func defaults() throws {
         guard case .run(let o) = try ServiceOptions.parse(["--config", "a.toml"]) else { Issue.record("not a run"); return }
         #expect(o.config == "a.toml" && o.inputDir == "/dev/input" && o.maxChildren == 8 && o.logLevel == "info")
-        #expect(o.socket == nil && !o.noSocket && !o.allowKeyEvents && !o.reportLatency && o.keymap == KeymapNames())
+        #expect(o.socket == nil && !o.noSocket && !o.allowKeyEvents && !o.reportLatency && o.keymap == KeymapNames() && o.replay.isEmpty)
     }
 
     @Test(arguments: [
@@ -49,14 +69,28 @@ struct ServiceOptionsTests {
         (["-c", "a", "--max-children=many"], "--max-children must be a whole number of at least 1, not 'many'"),
         (["-c", "a", "--log-level", "loud"], "--log-level must be one of trace, debug, info, notice, warning, error, critical, not 'loud'"),
         (["-c", "a", "--socket"], "Missing value for '--socket <path>'"),
+        (["-c", "a", "--replay"], "Missing value for '--replay <file>'"),
+        (["-c", "a", "--replay="], "--replay takes an evemu recording, not an empty name"),
+        (["-c", "a", "--replay", "r.evemu", "--input-dir", "/dev/input"],
+         "--replay and --input-dir exclude each other: replayed recordings are the only devices"),
     ])
     func usageErrors(arguments: [String], message: String) {
         #expect(throws: CLIFailure(message: message, code: ExitStatus.usage)) { try ServiceOptions.parse(arguments) }
     }
 
+    @Test func childrenGetTheAllowListAndWhatPassEnvNames() throws {
+        guard case .run(let o) = try ServiceOptions.parse(["-c", "a", "--pass-env", "WAYLAND_DISPLAY"]) else { Issue.record("not a run"); return }
+        let env = ["PATH": "/bin", "HOME": "/h", "LC_TIME": "C", "WAYLAND_DISPLAY": "wayland-1", "NOTIFY_SOCKET": "/run/n",
+                   "JOURNAL_STREAM": "8:9", "LD_PRELOAD": "x.so", "DISPLAY": ":0", "INVOCATION_ID": "abc"]
+        #expect(o.childEnvironment(from: env) == ["HOME=/h", "LC_TIME=C", "PATH=/bin", "WAYLAND_DISPLAY=wayland-1"])
+        #expect(o.childEnvironment(from: [:]) == CommandRunner.defaultEnvironment)
+        #expect(throws: CLIFailure.self) { try ServiceOptions.parse(["-c", "a", "--pass-env", "A=B"]) }
+    }
+
     @Test func everyOptionIsInTheHelp() {
         for option in ["--config", "--layout", "--variant", "--options", "--model", "--rules", "--socket", "--no-socket",
-                       "--allow-key-events", "--input-dir", "--max-children", "--log-level", "--report-latency"] {
+                       "--allow-key-events", "--input-dir", "--replay", "--max-children", "--max-clients", "--pass-env",
+                       "--log-level", "--report-latency"] {
             #expect(ServiceOptions.help.contains("  \(option) ") || ServiceOptions.help.contains(", \(option) "), "\(option)")
             #expect(ServiceOptions.synopsis.contains(option), "\(option)")
         }

@@ -125,7 +125,7 @@ struct ConfigLoaderTests {
         ("""
          [keybindings]
          a = 1
-         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry]"]),
+         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]"]),
         ("""
          [[command]]
          id = "a
@@ -310,5 +310,24 @@ struct TOMLParserTests {
         } catch {
             #expect(error.description == message)
         }
+    }
+}
+
+/// `[osk]`: the session agent's on-screen keyboard settings.
+@Suite struct OnScreenKeyboardConfigTests {
+    @Test func backendAndProgramsAreRead() throws {
+        let c = try ConfigLoader.parse("[osk]\nbackend = \"wvkbd\"\non_present = [\"notify-send\", \"keyboard\"]\non_absent = [\"true\"]\n", path: "u.toml")
+        #expect(c.osk == OnScreenKeyboardSettings(backend: .wvkbd, onPresent: ["notify-send", "keyboard"], onAbsent: ["true"]))
+        #expect(try ConfigLoader.parse("", path: "u.toml").osk.backend == .auto)
+    }
+
+    @Test(arguments: [
+        ("[osk]\nbackend = \"onboard\"\n", "u.toml:2: osk.backend: expected one of \"auto\", \"squeekboard\", \"kwin\", \"wvkbd\", \"none\""),
+        ("[osk]\non_present = \"notify-send hi\"\n", "u.toml:2: osk.on_present: expected a non-empty array of strings: the program and its arguments (no shell)"),
+        ("[osk]\nhide = true\n", "u.toml:2: unknown key 'osk.hide'; expected backend, on_present or on_absent"),
+    ])
+    func mistakesNameTheLine(_ text: String, _ message: String) {
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(text, path: "u.toml") }
+        do { _ = try ConfigLoader.parse(text, path: "u.toml") } catch { #expect(error.description.contains(message), "\(error.description)") }
     }
 }

@@ -1,5 +1,6 @@
 import CLinux
 import HardwareInput
+import KbdTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -49,16 +50,20 @@ final class DaemonHarness {
         """
 
     init(config: String = DaemonHarness.config, allowKeyEvents: Bool = false, maxChildren: Int = 8,
-         devices: [(String, DeviceDescription)] = []) throws {
+         devices: [(String, DeviceDescription)] = [], childEnvironment: [String]? = nil, socketPath: String? = nil,
+         maxClients: Int = 256, userClients: Bool = false) throws {
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         configPath = "/tmp/kbd-daemon-\(unique).toml"
-        socketPath = "/tmp/kbd-daemon-\(unique).sock"
+        self.socketPath = socketPath ?? "/tmp/kbd-daemon-\(unique).sock"
         try Self.write(config, to: configPath)
         for (path, d) in devices { source.plug(path, d, announce: false) }
         let path = configPath
         let clock = self.clock
+        var options = KeyboardDaemon.Options(socketPath: self.socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren,
+                                             presenceDebounceMilliseconds: 500, maxClients: maxClients, userClients: userClients)
+        if let childEnvironment { options.childEnvironment = childEnvironment }
         daemon = try KeyboardDaemon(
-            options: .init(socketPath: socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren, presenceDebounceMilliseconds: 500),
+            options: options,
             source: source, logger: logs.makeLogger(), clock: { clock.now }, load: {
                 let config = try ConfigLoader.load(path: path)
                 return .init(config: config, keymap: try Keymaps.make(config.keymap.layout ?? "us", options: config.keymap.options ?? ""))
@@ -89,7 +94,14 @@ final class DaemonHarness {
         return true
     }
 
-    var commandIDs: [String] { events.compactMap { if case .command(_, _, let c, _) = $0 { return c.id } else { return nil } } }
+    var commandIDs: [String] {
+        events.compactMap {
+            switch $0 {
+            case .command(_, _, let c, _), .ownedCommand(_, _, _, let c, _): return c.id
+            default: return nil
+            }
+        }
+    }
     var kinds: [String] { events.map(\.kind) }
 
     func type(_ device: FakeDevice, _ changes: [(String, Int32)]) {
@@ -302,6 +314,19 @@ struct DaemonTests {
             #expect(!text.contains(secret))
         }
         #expect(h.commandIDs == ["letter-q"] || h.commandIDs.isEmpty)
+    }
+
+    /// A binding on a key that types text (`keys = "q"`, `"Shift+1"`) fires, but its log
+    /// line does not say which key: the log would otherwise record that key being typed.
+    @Test func commandsOnPrintableKeysAreLoggedWithoutTheirChord() throws {
+        let h = try DaemonHarness(config: DaemonHarness.config + "\n[[command]]\nid = \"bang\"\nkeys = \"Shift+1\"\n")
+        let a = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        h.type(a, [("q", 1), ("q", 0), ("leftshift", 1), ("1", 1), ("1", 0), ("leftshift", 0)])
+        #expect(h.commandIDs == ["letter-q", "bang"])
+        let commandLines = h.logs.all.filter { $0.hasPrefix("info command ") }
+        #expect(commandLines == ["info command letter-q on \"Lenovo ThinkPad Compact USB Keyboard with TrackPoint\"",
+                                 "info command bang on \"Lenovo ThinkPad Compact USB Keyboard with TrackPoint\""])
     }
 }
 

@@ -1,4 +1,5 @@
 import HardwareInput
+import KbdTestSupport
 import Testing
 
 /// A password typed on a keyboard must not come out of any default output path:

@@ -1,0 +1,344 @@
+import HardwareInput
+import KbdService
+import Logging
+import CLinux
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The session agent process: `kbd-commandd-agent` (what `kbd-commandd agent` executes).
+public enum Agent {
+    public static func main(arguments: [String]) -> Int32 {
+        let parsed: AgentOptions.Parsed
+        do { parsed = try AgentOptions.parse(arguments) } catch {
+            _ = "Error: \(error.message)\nUsage: \(AgentOptions.synopsis)\n  See 'kbd-commandd agent --help'.\n".withCString { write(2, $0, strlen($0)) }
+            return error.code
+        }
+        switch parsed {
+        case .help:
+            _ = AgentOptions.help.withCString { write(1, $0, strlen($0)) }
+            return ExitStatus.success
+        case .version:
+            _ = "\(ServiceOptions.version)\n".withCString { write(1, $0, strlen($0)) }
+            return ExitStatus.success
+        case .run(let options):
+            signal(SIGPIPE, SIG_IGN)
+            let environment = ProcessEnvironment.current()
+            let level = Logger.Level(rawValue: options.logLevel) ?? .info
+            let journal = environment["JOURNAL_STREAM"] != nil
+            let logger = Logger(label: "kbd-commandd-agent") { _ in StderrLogHandler(level: level, journal: journal) }
+            guard let config = options.config ?? AgentOptions.defaultConfig(environment: environment) else {
+                logger.error("no config path: HOME and XDG_CONFIG_HOME are unset (use --config)")
+                return ExitStatus.usage
+            }
+            let socket = options.socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 })
+            guard let socket else {
+                logger.error("no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)")
+                return ExitStatus.noInput
+            }
+            do {
+                let agent = try AgentLoop(configPath: config, socketPath: socket, environment: environment, logger: logger)
+                agent.run()
+                return ExitStatus.success
+            } catch {
+                logger.error("\(error)")
+                return ExitStatus.failure
+            }
+        }
+    }
+
+    /// The environment of the user's `run` programs: the session's own, without the
+    /// agent's service plumbing (sd_notify, socket activation, its journal stream).
+    static func childEnvironment(_ environment: [String: String]) -> [String] {
+        let plumbing = ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC",
+                        "JOURNAL_STREAM", "INVOCATION_ID", "MANAGERPID", "SYSTEMD_EXEC_PID"]
+        return environment.filter { !plumbing.contains($0.key) }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+    }
+}
+
+/// The agent's event loop: one thread, epoll over the control socket, signals, the
+/// config's directory (inotify), a reconnect timer and the children. Idle, it sleeps in
+/// epoll_wait with no timeout (0 wake-ups); a timer runs only while reconnecting.
+final class AgentLoop {
+    private enum Token {
+        static let socket: UInt64 = 1
+        static let signals: UInt64 = 2
+        static let config: UInt64 = 3
+        static let timer: UInt64 = 4
+        static let outputs: UInt64 = 1 << 32
+        static let processes: UInt64 = 2 << 32
+    }
+
+    let configPath: String
+    let socketPath: String
+    private let logger: Logger
+    private let epoll: Epoll
+    private let signals: Int32
+    private let timer: Int32
+    private var inotify: Int32 = -1
+    private let runner: CommandRunner
+    private let osk: OnScreenKeyboard
+    private var config: Config?
+    private var socket: Int32 = -1
+    private let input = LineBuffer(maxLineBytes: 1 << 20)
+    private var backoffMilliseconds = 100
+    private var stop = false
+    private var ready: [Epoll.Ready] = []
+
+    init(configPath: String, socketPath: String, environment: [String: String], logger: Logger) throws {
+        self.configPath = configPath
+        self.socketPath = socketPath
+        self.logger = logger
+        epoll = try Epoll()
+        signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
+        timer = kbd_timerfd_create()
+        let runner = CommandRunner(maxChildren: 8, environment: Agent.childEnvironment(environment), logger: logger)
+        self.runner = runner
+        osk = OnScreenKeyboard(settings: OnScreenKeyboardSettings(), environment: environment, logger: logger) { argv, label in
+            runner.run(argv, commandID: label)
+        }
+        let epoll = self.epoll
+        runner.watch = { fd, kind in try? epoll.add(fd, token: (kind == .output ? Token.outputs : Token.processes) | UInt64(UInt32(bitPattern: fd))) }
+        runner.unwatch = { fd in epoll.remove(fd) }
+        runner.setPaused = { fd, paused in epoll.modify(fd, token: Token.outputs | UInt64(UInt32(bitPattern: fd)), events: paused ? 0 : Epoll.readable) }
+        try epoll.add(signals, token: Token.signals)
+        try epoll.add(timer, token: Token.timer)
+        watchConfigDirectory()
+        loadConfig()
+        connect()
+    }
+
+    deinit {
+        if socket >= 0 { close(socket) }
+        if inotify >= 0 { close(inotify) }
+        close(timer)
+        close(signals)
+    }
+
+    func run() {
+        while !stop {
+            var timeout: Int32 = -1
+            if let r = runner.nextDeadline { timeout = Int32(max(0, min(60_000, (r.microseconds - monotonicNow().microseconds) / 1000 + 1))) }
+            epoll.wait(timeoutMilliseconds: timeout, into: &ready)
+            for r in ready { dispatch(r) }
+            if let r = runner.nextDeadline, r <= monotonicNow() { runner.advance(to: monotonicNow()) }
+        }
+        osk.restore()
+        runner.stopAll()
+        logger.info("stopped")
+    }
+
+    private func dispatch(_ ready: Epoll.Ready) {
+        let fd = Int32(truncatingIfNeeded: ready.token & 0xFFFF_FFFF)
+        switch ready.token & 0xFFFF_FFFF_0000_0000 {
+        case Token.outputs: runner.drainOutput(fd)
+        case Token.processes: runner.processExited(fd)
+        default:
+            switch ready.token {
+            case Token.socket: readSocket()
+            case Token.signals: handleSignals()
+            case Token.config: configChanged()
+            case Token.timer:
+                var expirations: UInt64 = 0
+                _ = read(timer, &expirations, 8)
+                connect()
+            default: break
+            }
+        }
+    }
+
+    // MARK: - Config
+
+    /// Loads the config; a bad one keeps the table there was (none at start).
+    @discardableResult
+    private func loadConfig() -> Bool {
+        do {
+            let loaded = try ConfigLoader.load(path: configPath)
+            config = loaded
+            logger.info("loaded \(configPath): \(loaded.table.commands.count) commands, on-screen keyboard \(loaded.osk.backend.rawValue)")
+            return true
+        } catch {
+            if config == nil {
+                logger.error("\(error.description); going on without commands until the config is fixed")
+            } else {
+                logger.error("reload failed, keeping the previous table: \(error.description)")
+            }
+            return false
+        }
+    }
+
+    private var osksettings: OnScreenKeyboardSettings { config?.osk ?? OnScreenKeyboardSettings() }
+
+    /// inotify on the config's directory: an editor saves by writing or by renaming over it.
+    private func watchConfigDirectory() {
+        let directory = configPath.lastIndex(of: "/").map { String(configPath[..<$0]) } ?? "."
+        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard inotify >= 0 else { return }
+        let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
+        if inotify_add_watch(inotify, directory, mask) < 0 {
+            logger.info("not watching \(directory) for changes (\(SystemError(operation: "inotify_add_watch", errno: errno).message)); SIGHUP reloads")
+        }
+        try? epoll.add(inotify, token: Token.config)
+    }
+
+    private func configChanged() {
+        let name = configPath.split(separator: "/").last.map(String.init) ?? configPath
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var touched = false
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            var offset = 0
+            while offset + 16 <= n {
+                let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
+                let nameBytes = buffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
+                if String(decoding: nameBytes, as: UTF8.self) == name { touched = true }
+                offset += 16 + length
+            }
+        }
+        if touched { reload() }
+    }
+
+    private func reload() {
+        guard loadConfig() else { return }
+        register()
+    }
+
+    // MARK: - Signals
+
+    private func handleSignals() {
+        for s in readSignals(signals) {
+            switch s {
+            case SIGTERM, SIGINT: stop = true
+            case SIGHUP: reload()
+            case SIGCHLD: runner.reap()
+            default: break
+            }
+        }
+    }
+
+    // MARK: - The service's socket
+
+    private func connect() {
+        guard socket < 0 else { return }
+        do {
+            let fd = try UnixSocketAddress(path: socketPath).connect()
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            socket = fd
+            try epoll.add(fd, token: Token.socket)
+            backoffMilliseconds = 100
+            logger.info("connected to \(socketPath)")
+            send(#"{"request":"subscribe","events":["presence","geometry"]}"#)
+            register()
+        } catch {
+            if backoffMilliseconds == 100 { logger.info("waiting for the service at \(socketPath) (\(error.message))") }
+            _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
+            backoffMilliseconds = min(backoffMilliseconds * 2, 5000)
+        }
+    }
+
+    private func disconnected(_ reason: String) {
+        epoll.remove(socket)
+        close(socket)
+        socket = -1
+        input.reset()
+        logger.warning("lost the service (\(reason)); reconnecting")
+        // Presence is unknown without the service: the on-screen keyboard comes back.
+        osk.forgetPresence()
+        _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
+    }
+
+    private func send(_ line: String) {
+        guard socket >= 0 else { return }
+        let bytes = Array((line + "\n").utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { sent += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno == EAGAIN {
+                // The service reads every client within a turn; wait for room.
+                var p = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+                if poll(&p, 1, 1000) > 0 { continue }
+            }
+            disconnected("cannot send: \(SystemError(operation: "send", errno: errno).message)")
+            return
+        }
+    }
+
+    /// Sends the table (without `run`: the agent keeps that) to the service.
+    private func register() {
+        guard socket >= 0 else { return }
+        var items: [JSONValue] = []
+        for c in config?.table.commands ?? [] {
+            var o = JSONObject([("id", .string(c.id)), ("title", .string(c.title)), ("keys", .string(c.keysText)), ("scope", .string(c.scope))])
+            if c.repeat { _ = o.updateValue(.bool(true), forKey: "repeat") }
+            if c.priorityOverTextInput { _ = o.updateValue(.bool(true), forKey: "priority_over_text_input") }
+            items.append(.object(o))
+        }
+        var request = JSONObject([("request", .string("register")), ("commands", .array(items))])
+        if let timeout = config?.table.sequenceTimeoutMilliseconds, timeout != CommandTable.defaultSequenceTimeoutMilliseconds {
+            _ = request.updateValue(.number(Double(timeout)), forKey: "sequence_timeout_ms")
+        }
+        send(JSONValue.object(request).serialized())
+    }
+
+    private func readSocket() {
+        switch input.read(from: socket, budget: 65536) {
+        case .bytes: break
+        case .again: return
+        case .eof: return disconnected("the service closed the connection")
+        case .error(let e): return disconnected(SystemError(operation: "read", errno: e).message)
+        }
+        while true {
+            switch input.nextLine() {
+            case .line(let bytes): handle(String(decoding: bytes, as: UTF8.self))
+            case .tooLong: return disconnected("a line from the service longer than 1 MiB")
+            case .none: return
+            }
+        }
+    }
+
+    private func handle(_ line: String) {
+        guard case .object(let o)? = try? JSONValue.parse(line) else { return }
+        if let reply = o["reply"]?.stringValue {
+            let ok = o["ok"].map { $0 == .bool(true) } ?? false
+            switch reply {
+            case "register":
+                if ok {
+                    var shadowed: [String] = []
+                    if case .array(let a)? = o["shadowed"] { shadowed = a.compactMap(\.stringValue) }
+                    let count = o["commands"]?.serialized() ?? "0"
+                    if shadowed.isEmpty {
+                        logger.info("registered \(count) commands")
+                    } else {
+                        logger.warning("registered \(count) commands; the service's own table binds the chords of \(shadowed.joined(separator: ", ")) too, and those will not fire")
+                    }
+                } else {
+                    logger.error("the service refused the table: \(o["error"]?.stringValue ?? "?")")
+                }
+            case "subscribe":
+                if case .bool(let present)? = o["hardware_keyboard"] { presence(present) }
+                if !ok { logger.error("the service refused to tell presence: \(o["error"]?.stringValue ?? "?")") }
+            default:
+                if !ok { logger.warning("the service: \(o["error"]?.stringValue ?? line)") }
+            }
+            return
+        }
+        switch o["event"]?.stringValue {
+        case "presence":
+            if case .bool(let present)? = o["hardware_keyboard"] { presence(present) }
+        case "command":
+            guard let id = o["id"]?.stringValue, let command = config?.table.command(id: id) else { return }
+            logger.info("command \(id)")
+            if !command.run.isEmpty { runner.run(command.run, commandID: id) }
+        default:
+            break
+        }
+    }
+
+    private func presence(_ present: Bool) {
+        osk.update(settings: osksettings)
+        osk.hardwareKeyboard(present: present)
+    }
+}

@@ -1,0 +1,28 @@
+/// `[osk]` in a user's config: how the session agent makes the on-screen keyboard give
+/// way while a hardware keyboard is present.
+public struct OnScreenKeyboardSettings: Sendable, Equatable {
+    public enum Backend: String, Sendable, CaseIterable {
+        /// The first of squeekboard, KWin, wvkbd that is running; none when none is.
+        case auto
+        /// squeekboard (and Phosh): `sm.puri.OSK0` on the session bus.
+        case squeekboard
+        /// KDE Plasma: KWin's `org.kde.kwin.VirtualKeyboard` `enabled` property.
+        case kwin
+        /// wvkbd: SIGUSR1 hides it, SIGUSR2 shows it (the user's own processes only).
+        case wvkbd
+        /// Only the `on_present` / `on_absent` programs.
+        case none
+    }
+
+    public var backend: Backend = .auto
+    /// Run when a hardware keyboard becomes present (argv, no shell).
+    public var onPresent: [String] = []
+    /// Run when presence goes false (after the service's debounce).
+    public var onAbsent: [String] = []
+
+    public init(backend: Backend = .auto, onPresent: [String] = [], onAbsent: [String] = []) {
+        self.backend = backend
+        self.onPresent = onPresent
+        self.onAbsent = onAbsent
+    }
+}

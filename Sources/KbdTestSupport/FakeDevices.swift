@@ -1,0 +1,186 @@
+import CLinux
+public import HardwareInput
+public import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A device built from an evemu description, driven by the test: events,
+/// SYN_DROPPED with a resync, vanishing mid-read. Its descriptor is an eventfd,
+/// so the daemon's epoll loop sees it exactly like a real node.
+public final class FakeDevice: InputDevice, @unchecked Sendable {
+    // @unchecked: the queued events and key state are behind a mutex, so a bench can
+    // type from another thread while the daemon's loop reads.
+    public let path: String
+    public let description: DeviceDescription
+    public let fileDescriptor: Int32
+    private struct State {
+        var queue: [InputEvent] = []
+        var status: DeviceReadStatus = .drained
+        var down: Set<UInt16> = []
+        var grabbed = false
+    }
+    private let state = Mutex(State())
+
+    public init(path: String, description: DeviceDescription) {
+        self.path = path
+        self.description = description
+        fileDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+    }
+
+    deinit { close(fileDescriptor) }
+
+    public var down: Set<UInt16> { state.withLock { $0.down } }
+    public var grabbed: Bool { state.withLock { $0.grabbed } }
+
+    private func signal() {
+        var one: UInt64 = 1
+        _ = write(fileDescriptor, &one, 8)
+    }
+
+    /// Queues kernel events (a SYN_REPORT follows each key event) at `time`.
+    public func keys(_ changes: [(String, Int32)], at time: EventTime) {
+        state.withLock { s in
+            for (name, value) in changes {
+                let code = EventCodeNames.keyCode(named: "KEY_" + name.uppercased())!
+                s.queue.append(InputEvent(time: time, type: EventType.key, code: code, value: value))
+                s.queue.append(InputEvent(time: time, type: EventType.syn, code: SynCode.report, value: 0))
+                if value == 1 { s.down.insert(code) } else if value == 0 { s.down.remove(code) }
+            }
+        }
+        signal()
+    }
+
+    public func raw(_ events: [InputEvent]) {
+        state.withLock { $0.queue.append(contentsOf: events) }
+        signal()
+    }
+
+    /// The kernel dropped events; afterwards exactly `keysDown` are held.
+    public func dropEvents(keysDown names: [String]) {
+        let keys = Set(names.map { EventCodeNames.keyCode(named: "KEY_" + $0.uppercased())! })
+        state.withLock {
+            $0.down = keys
+            $0.status = .resynchronized(keysDown: keys, dropped: 3)
+        }
+        signal()
+    }
+
+    /// The node vanishes: the next read reports ENODEV.
+    public func vanish() {
+        state.withLock { $0.status = .gone }
+        signal()
+    }
+
+    public func read(into events: inout [InputEvent]) -> DeviceReadStatus {
+        var counter: UInt64 = 0
+        _ = Glibc.read(fileDescriptor, &counter, 8)
+        return state.withLock { s in
+            events.append(contentsOf: s.queue)
+            s.queue.removeAll()
+            let status = s.status
+            if case .resynchronized = status { s.status = .drained }
+            return status
+        }
+    }
+
+    public func keysDown() -> Set<UInt16> { down }
+    public func setGrabbed(_ grabbed: Bool) throws(SystemError) { state.withLock { $0.grabbed = grabbed } }
+}
+
+/// A fake /dev/input: devices plug and unplug, nodes can start unreadable
+/// (udev has not set permissions) and become readable (the attribute change).
+public final class FakeDeviceSource: DeviceSource {
+    public private(set) var nodes: [String: FakeDevice] = [:]
+    private var unreadable: Set<String> = []
+    private var added: [String] = []
+    private var removed: [String] = []
+    public let hotplugFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+
+    public init() {}
+
+    deinit { close(hotplugFD) }
+
+    private func signal() {
+        var one: UInt64 = 1
+        _ = write(hotplugFD, &one, 8)
+    }
+
+    @discardableResult
+    public func plug(_ path: String, _ description: DeviceDescription, readable: Bool = true, announce: Bool = true) -> FakeDevice {
+        let d = FakeDevice(path: path, description: description)
+        nodes[path] = d
+        if !readable { unreadable.insert(path) }
+        if announce {
+            added.append(path)
+            signal()
+        }
+        return d
+    }
+
+    public func makeReadable(_ path: String) {
+        unreadable.remove(path)
+        added.append(path)
+        signal()
+    }
+
+    public func unplug(_ path: String) {
+        nodes[path] = nil
+        removed.append(path)
+        signal()
+    }
+
+    public func scan() -> [String] { nodes.keys.sorted() }
+
+    public func open(_ path: String) throws(SystemError) -> any InputDevice {
+        guard let d = nodes[path] else { throw SystemError(operation: "open", path: path, errno: ENOENT) }
+        if unreadable.contains(path) { throw SystemError(operation: "open", path: path, errno: EACCES) }
+        return d
+    }
+
+    public var hotplugDescriptor: Int32? { hotplugFD }
+
+    public func readHotplug() -> (added: [String], removed: [String]) {
+        var counter: UInt64 = 0
+        _ = read(hotplugFD, &counter, 8)
+        defer { added.removeAll(); removed.removeAll() }
+        return (added, removed)
+    }
+
+    public func startWatching() -> Bool { true }
+}
+
+/// Collects log lines in memory (a LogHandler for tests).
+public final class LogCollector: Sendable {
+    let lines = Mutex<[String]>([])
+
+    public init() {}
+
+    public var all: [String] { lines.withLock { $0 } }
+
+    public func makeLogger() -> Logger {
+        Logger(label: "test") { _ in Handler(collector: self) }
+    }
+
+    struct Handler: LogHandler {
+        let collector: LogCollector
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            collector.lines.withLock { $0.append("\(event.level) \(event.message)") }
+        }
+    }
+}
+
+/// A clock the test moves by hand.
+public final class ManualClock: @unchecked Sendable {
+    // @unchecked: only touched from the test's own thread.
+    public var now = EventTime(seconds: 1000, microseconds: 0)
+    public init() {}
+    public func advance(ms: Int) { now = now.adding(milliseconds: ms) }
+}

@@ -1,0 +1,283 @@
+import HardwareInput
+import KbdTestSupport
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kbd-bench attack [--chords N]`: chord latency while the service is attacked the way
+/// the red team attacked it (issue 17). An in-process daemon (the real epoll loop, the
+/// real control socket, real child processes) runs on the main thread; a second thread
+/// types Ctrl+S on a fake keyboard every 5 ms, stamping each event with CLOCK_MONOTONIC;
+/// the daemon's dispatch observer records event-to-dispatch latency. The attackers are
+/// child processes (`kbd-bench attacker KIND SOCKET`), so they compete for the CPU as
+/// a hostile local program would.
+enum Attack {
+    static let config = """
+        [[command]]
+        id = "save"
+        keys = "Ctrl+S"
+
+        [[command]]
+        id = "yes"
+        keys = "Ctrl+Y"
+        run = ["yes"]
+
+        [[command]]
+        id = "nul"
+        keys = "Ctrl+N"
+        run = ["/bin/sh", "-c", "head -c 50000000 /dev/zero"]
+
+        [[command]]
+        id = "background"
+        keys = "Ctrl+B"
+        run = ["/bin/sh", "-c", "sleep 300 & echo started"]
+
+        """
+
+    struct Scenario {
+        var name: String
+        /// Chords typed before measuring (starting children).
+        var fire: [String] = []
+        /// Attacker processes: (kind, count).
+        var attackers: [(String, Int)] = []
+        /// Commands in the config (the reload scenario loads a large one).
+        var extraCommands = 0
+    }
+
+    static let scenarios: [Scenario] = [
+        Scenario(name: "quiet"),
+        Scenario(name: "D1 a command's endless output (`yes`)", fire: ["y"]),
+        Scenario(name: "D1 50 MB of NUL bytes without a newline", fire: ["n"]),
+        Scenario(name: "D2 8 background grandchildren holding their pipes", fire: Array(repeating: "b", count: 8)),
+        Scenario(name: "D3 3 clients writing blank lines flat out", attackers: [("blank", 3)]),
+        Scenario(name: "D4 64 KiB requests of 32,700-element arrays", attackers: [("json", 1)]),
+        Scenario(name: "D5 a subscriber reading 1 s of every 2", attackers: [("slow", 1)]),
+        Scenario(name: "D10 300 clients held (cap 256)", attackers: [("hold", 1)]),
+        Scenario(name: "D13 a reload every 100 ms, 5,001 commands", attackers: [("reload", 1)], extraCommands: 5000),
+        Scenario(name: "churn: connect, ping, disconnect", attackers: [("churn", 1)]),
+    ]
+
+    static func run(chords: Int) {
+        let dir = "/tmp/kbd-bench/attack"
+        mkdir("/tmp/kbd-bench", 0o755)
+        mkdir(dir, 0o755)
+        say("kbd-bench attack: \(chords) Ctrl+S chords every 5 ms per scenario; event time to dispatch\n")
+        say("| scenario | p50 | p99 | max | chords | notes |")
+        say("|---|---|---|---|---|---|")
+        for scenario in scenarios { measure(scenario, chords: chords, dir: dir) }
+    }
+
+    final class Latencies: @unchecked Sendable {
+        // @unchecked: written and read on the loop's thread only.
+        var values: [Int64] = []
+    }
+
+    static func measure(_ scenario: Scenario, chords: Int, dir: String) {
+        let configPath = dir + "/config.toml"
+        let socketPath = dir + "/socket"
+        var text = config
+        for i in 0..<scenario.extraCommands { text += "[[command]]\nid = \"x\(i)\"\nkeys = \"Ctrl+Alt+F\(i % 12 + 1)\"\nscope = \"s\(i / 12)\"\n" }
+        let out = try! FileOutput.create(path: configPath, mode: 0o600)
+        out.write(text)
+        try! out.flush()
+        unlink(socketPath)
+        let source = FakeDeviceSource()
+        let log = CountingLog()
+        let daemon: KeyboardDaemon
+        do {
+            daemon = try KeyboardDaemon(
+                options: .init(socketPath: socketPath, maxChildren: 8), source: source, logger: log.logger(), load: {
+                    let config = try ConfigLoader.load(path: configPath)
+                    return .init(config: config, keymap: try XkbKeymap(context: try XkbContext(), names: KeymapNames(layout: "us")))
+                })
+        } catch {
+            say("| \(scenario.name) | cannot start: \(error) | | | | |")
+            return
+        }
+        let latencies = Latencies()
+        daemon.dispatchObserver = { command, eventTime, dispatchTime in
+            if command.id == "save" { latencies.values.append(dispatchTime.microseconds - eventTime.microseconds) }
+        }
+        let kbd = source.plug("/dev/input/event1", DeviceDescription.genericKeyboard(name: "bench keyboard"))
+        for _ in 0..<10 { daemon.runOnce(maxWaitMilliseconds: 10) }
+        for key in scenario.fire {
+            kbd.keys([("leftctrl", 1), (key, 1), (key, 0), ("leftctrl", 0)], at: monotonicNow())
+            for _ in 0..<20 { daemon.runOnce(maxWaitMilliseconds: 5) }
+        }
+        var attackers: [pid_t] = []
+        for (kind, count) in scenario.attackers {
+            for _ in 0..<count { attackers.append(spawnAttacker(kind, socketPath)) }
+        }
+        // Let the attack get going before measuring.
+        let warm = monotonicNow().adding(milliseconds: 500)
+        while monotonicNow() < warm { daemon.runOnce(maxWaitMilliseconds: 10) }
+        let refusedBefore = daemon.runner.refused
+        for key in scenario.fire where key == "b" {
+            kbd.keys([("leftctrl", 1), (key, 1), (key, 0), ("leftctrl", 0)], at: monotonicNow())
+            daemon.runOnce(maxWaitMilliseconds: 5)
+        }
+        let refusedExtra = daemon.runner.refused - refusedBefore
+        let rssBefore = Bench.procStatus(getpid(), "VmRSS")
+        let typist = Typist(device: kbd, chords: chords)
+        typist.start()
+        let deadline = monotonicNow().adding(milliseconds: chords * 5 + 20_000)
+        while latencies.values.count < chords, monotonicNow() < deadline {
+            daemon.runOnce(maxWaitMilliseconds: 20)
+        }
+        typist.join()
+        let rssAfter = Bench.procStatus(getpid(), "VmRSS")
+        for pid in attackers {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        daemon.runner.stopAll()
+        for _ in 0..<20 { daemon.runOnce(maxWaitMilliseconds: 5) }
+        let sorted = latencies.values.sorted()
+        func pct(_ p: Double) -> String {
+            guard !sorted.isEmpty else { return "–" }
+            let i = min(sorted.count - 1, Int(Double(sorted.count) * p))
+            return Bench.fmt(Double(sorted[i]) / 1000, 2) + " ms"
+        }
+        var notes = "log \(log.bytes.load(ordering: .relaxed) / 1024) KiB, RSS \(rssBefore)→\(rssAfter) KiB"
+        if scenario.fire.contains("b") { notes += ", 8 more fires: \(refusedExtra) refused" }
+        say("| \(scenario.name) | \(pct(0.5)) | \(pct(0.99)) | \(sorted.last.map { Bench.fmt(Double($0) / 1000, 2) + " ms" } ?? "–") | \(sorted.count)/\(chords) | \(notes) |")
+        for pid in Self.pids(log.lines()) { kill(-pid, SIGKILL) }
+    }
+
+    /// Child pids from "started … (pid N)" log lines (to clean up background grandchildren).
+    static func pids(_ lines: [String]) -> [Int32] {
+        lines.compactMap { line -> Int32? in
+            guard let r = line.firstRange(of: "(pid ") else { return nil }
+            return Int32(line[r.upperBound...].prefix { $0.isNumber })
+        }
+    }
+
+    static func spawnAttacker(_ kind: String, _ socket: String) -> pid_t {
+        let argv = [Bench.directory + "/kbd-bench", "attacker", kind, socket]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let cargs = argv.map { strdup($0) } + [nil]
+        var pid = pid_t()
+        posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
+        posix_spawn_file_actions_destroy(&actions)
+        cargs.forEach { free($0) }
+        return pid
+    }
+
+    // MARK: - Attackers (separate processes, until killed)
+
+    static func attacker(_ kind: String, _ socket: String) -> Never {
+        func connectNow() -> Int32 { (try? UnixSocketAddress(path: socket).connect()) ?? -1 }
+        func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+            var sent = 0
+            while sent < bytes.count {
+                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + sent, $0.count - sent) }
+                if n <= 0 { return false }
+                sent += n
+            }
+            return true
+        }
+        var sink = [UInt8](repeating: 0, count: 65536)
+        func drain(_ fd: Int32) { while sink.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {} }
+        switch kind {
+        case "blank":
+            let fd = connectNow()
+            let chunk = [UInt8](repeating: 0x0A, count: 65536)
+            while send(fd, chunk) {}
+        case "json":
+            let fd = connectNow()
+            let request = Array(#"{"request":"set_scopes","scopes":["# .utf8) + Array(repeating: Array(#""a","#.utf8), count: 10_900).flatMap { $0 } + Array(#""a"]}"#.utf8) + [0x0A]
+            while send(fd, request) { drain(fd) }
+        case "slow":
+            let fd = connectNow()
+            var size: Int32 = 4096
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            _ = send(fd, Array(#"{"request":"subscribe","events":["chord","command","presence","detach"]}"#.utf8) + [0x0A])
+            while true {
+                let until = monotonicNow().adding(milliseconds: 1000)
+                while monotonicNow() < until { drain(fd); usleep(1000) }
+                sleep(1)
+            }
+        case "hold":
+            var fds: [Int32] = []
+            for _ in 0..<300 { fds.append(connectNow()) }
+            while true { pause() }
+        case "reload":
+            let fd = connectNow()
+            while send(fd, Array(#"{"request":"reload"}"#.utf8) + [0x0A]) {
+                drain(fd)
+                usleep(100_000)
+            }
+        case "churn":
+            while true {
+                let fd = connectNow()
+                if fd >= 0 {
+                    _ = send(fd, Array(#"{"request":"ping"}"#.utf8) + [0x0A])
+                    close(fd)
+                } else {
+                    usleep(1000)
+                }
+            }
+        default:
+            break
+        }
+        exit(0)
+    }
+}
+
+/// Types Ctrl+S every 5 ms on its own thread, stamping events with CLOCK_MONOTONIC.
+final class Typist: @unchecked Sendable {
+    // @unchecked: `device` is a FakeDevice (its state is behind a mutex); the thread id is
+    // touched only by start/join on the owning thread.
+    let device: FakeDevice
+    let chords: Int
+    private var thread = pthread_t()
+
+    init(device: FakeDevice, chords: Int) {
+        self.device = device
+        self.chords = chords
+    }
+
+    func start() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { raw in
+            let typist = Unmanaged<Typist>.fromOpaque(raw!).takeRetainedValue()
+            for _ in 0..<typist.chords {
+                typist.device.keys([("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)], at: monotonicNow())
+                usleep(5000)
+            }
+            return nil
+        }, context)
+    }
+
+    func join() { pthread_join(thread, nil) }
+}
+
+/// A log handler that keeps the lines of starts (for cleanup) and counts the bytes logged.
+final class CountingLog: Sendable {
+    let bytes = Atomic<Int>(0)
+    private let started = Mutex<[String]>([])
+
+    func lines() -> [String] { started.withLock { $0 } }
+
+    func logger() -> Logger { Logger(label: "bench") { _ in Handler(log: self) } }
+
+    struct Handler: LogHandler {
+        let log: CountingLog
+        var logLevel: Logger.Level = .info
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let text = "\(event.message)"
+            log.bytes.add(text.utf8.count + 1, ordering: .relaxed)
+            if text.contains("(pid ") { log.started.withLock { $0.append(text) } }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kbd-commandd run --replay FILE…`: the built service with a recording as its device, in
+/// real time. The keyboard attaches, its chord runs the bound program, it detaches after its
+/// last event and presence goes false; the socket serves throughout and the service runs on
+/// until SIGTERM.
+@Suite(.serialized)
+struct ReplayServiceEndToEndTests {
+    static func temporaryDirectory() -> String {
+        var template = Array("/tmp/kbd-e2e-replay-XXXXXX".utf8CString)
+        _ = mkdtemp(&template)
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func write(_ text: String, to path: String) {
+        let f = fopen(path, "w")
+        fputs(text, f)
+        fclose(f)
+    }
+
+    @Test func aRecordingIsTheServicesKeyboardUntilSIGTERM() throws {
+        let dir = Self.temporaryDirectory()
+        let config = dir + "/config.toml", socket = dir + "/socket", proof = dir + "/fired"
+        defer {
+            unlink(proof)
+            unlink(config)
+            rmdir(dir)
+        }
+        Self.write("""
+            [[command]]
+            id = "copy-terminal"
+            keys = "Ctrl+Shift+C"
+            run = ["/bin/sh", "-c", "echo fired > \(proof)"]
+            """, to: config)
+        // Ctrl and Shift taps, Ctrl autorepeat, then Ctrl+Shift+C 4.58 s after the first event.
+        let recording = Paths.examples + "/recordings/ctrl-shift-c.evemu"
+        let daemon = RunningTool(["run", "--config", config, "--socket", socket, "--replay", recording])
+        #expect(daemon.waitFor("ready: 1 commands, 0 keyboards"))
+        let watch = RunningTool(["watch", "--socket", socket, "--retry", "5", "--format", "json", "--events", "attach,detach,presence,command"])
+
+        #expect(daemon.waitFor("keyboard attached: \(recording) \"ctrl-shift-c.evemu\" (bus 0006 0000:0000 v0000)"))
+        #expect(daemon.waitFor("command copy-terminal (Ctrl+Shift+C) on \"ctrl-shift-c.evemu\"", seconds: 15))
+        #expect(daemon.waitFor("keyboard detached: \(recording) \"ctrl-shift-c.evemu\" (device gone)"))
+        #expect(daemon.waitFor("replay: every recording has played; running until SIGTERM"))
+        #expect(daemon.waitFor("hardware keyboard absent"))
+        // The program ran (as the service's child, reaped).
+        var fired = ""
+        for _ in 0..<250 where fired.isEmpty {
+            fired = slurpFile(proof)
+            if fired.isEmpty { usleep(20_000) }
+        }
+        #expect(fired == "fired\n")
+
+        // The log in order: replay, attach, presence, command, detach, the end, absence.
+        let log = daemon.stderr
+        let order = ["replaying 1 recordings as the devices", "ready: 1 commands, 0 keyboards", "keyboard attached:",
+                     "hardware keyboard present", "command copy-terminal", "keyboard detached:",
+                     "replay: every recording has played", "hardware keyboard absent"]
+        let positions = order.map { log.firstRange(of: $0)?.lowerBound }
+        #expect(positions.allSatisfy { $0 != nil }, "\(log)")
+        #expect(zip(positions, positions.dropFirst()).allSatisfy { $0! < $1! }, "\(log)")
+
+        // A live client saw the command, the detach and presence false.
+        var seen = ""
+        for _ in 0..<250 {
+            seen = watch.stdout
+            if seen.contains(#""hardware_keyboard":false"#) { break }
+            usleep(20_000)
+        }
+        let lines = seen.split(separator: "\n").map(String.init)
+        let command = lines.firstIndex { $0.hasPrefix(#"{"event":"command""#) && $0.contains(#""id":"copy-terminal""#) }
+        let detach = lines.firstIndex { $0.hasPrefix(#"{"event":"detach""#) && $0.contains(#""device":"ctrl-shift-c.evemu""#) }
+        let absent = lines.firstIndex { $0.hasPrefix(#"{"event":"presence""#) && $0.contains(#""hardware_keyboard":false"#) }
+        #expect(command != nil && detach != nil && absent != nil, "\(seen)")
+        if let command, let detach, let absent { #expect(command < detach && detach < absent) }
+
+        // After the last recording the service still serves, with no device left.
+        let devices = runTool(["watch", "--socket", socket, "--request", #"{"request":"list_devices"}"#])
+        #expect(devices.stdout == #"{"reply":"list_devices","ok":true,"devices":[]}"# + "\n")
+        usleep(200_000)
+        #expect(waitpid(daemon.pid, nil, WNOHANG) == 0)
+
+        // (The test runner's threads may block SIGTERM, and a spawned watch inherits the mask.)
+        watch.signal(SIGKILL)
+        _ = watch.wait()
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+        #expect(daemon.stderr.contains("INFO stopped"))
+    }
+
+    @Test func aBadRecordingStopsTheStartWithFileAndLine() {
+        let dir = Self.temporaryDirectory()
+        let config = dir + "/config.toml"
+        defer {
+            unlink(config)
+            rmdir(dir)
+        }
+        Self.write("[[command]]\nid = \"a\"\nkeys = \"Ctrl+A\"\n", to: config)
+        let bad = Paths.fixtures + "/configs/bad-recording.evemu"
+        let good = Paths.examples + "/recordings/ctrl-alt-f1.evemu"
+        let r = runTool(["run", "--config", config, "--no-socket", "--replay", good, bad])
+        #expect(r.status == 65)
+        #expect(r.stderr == "Error: \(bad):3: time 1.000000 is earlier than the previous event's 2.000000; expected events in time order\n")
+        let missing = runTool(["run", "--config", config, "--no-socket", "--replay", dir + "/none.evemu"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("Error: \(dir)/none.evemu: cannot open: "))
+        let both = runTool(["run", "--config", config, "--replay", good, "--input-dir", "/dev/input"])
+        #expect(both.status == 64)
+    }
+}

@@ -1,0 +1,115 @@
+# Helpers of the desktop harness (tests-desktop/). Sourced, not run.
+#
+# Knobs (environment):
+#   KBD_USER      the unprivileged user every desktop process runs as (default kbdtest;
+#                 setup-host.sh creates it). sway refuses to run as root, and the session
+#                 bus refuses root's connections, so the tests talk to the desktop as it.
+#   SESSION_DIR   one session's folder (default /tmp/kbd-desktop): runtime/ is its
+#                 XDG_RUNTIME_DIR (0700, KBD_USER) with session.env; xdg/ its XDG config,
+#                 cache, data and state homes (so GSettings/dconf writes stay in the
+#                 session); logs, pid files, the sway config, empty.ppm (the desktop
+#                 before any keyboard panel) and shots/. Two SESSION_DIRs can coexist.
+#   OUTPUT_MODE   the headless output (default 1024x768).
+#   WAIT_SECONDS  the budget of each readiness wait (default 20).
+#
+# Every process started through as_user carries KBD_DESKTOP_SESSION=$SESSION_DIR in its
+# environment. sway's exec (setsid and a double fork), D-Bus activation and terminals
+# all inherit it, so `session.sh stop` finds every process of the session by reading
+# /proc/PID/environ, whatever its process group or parent, and stops them by pid.
+
+DESKTOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KBD_USER=${KBD_USER:-kbdtest}
+SESSION_DIR=${SESSION_DIR:-/tmp/kbd-desktop}
+RUNTIME_DIR=$SESSION_DIR/runtime
+ENV_FILE=$RUNTIME_DIR/session.env
+OUTPUT_MODE=${OUTPUT_MODE:-1024x768}
+WAIT_SECONDS=${WAIT_SECONDS:-20}
+# Debian's interpreter: python3-gi is installed for it, not for a python3 earlier on PATH.
+PYTHON=/usr/bin/python3
+
+die() { echo "error: $*" >&2; exit 1; }
+
+# Microseconds of the wall clock (bash 5).
+now_us() { echo "${EPOCHREALTIME//[!0-9]/}"; }
+# Seconds since a now_us value, with milliseconds.
+since() { local d=$(( $(now_us) - $1 )); printf '%d.%03d' $(( d / 1000000 )) $(( d / 1000 % 1000 )); }
+
+# wait_for SECONDS CMD...: runs CMD every 50 ms until it succeeds; fails after SECONDS.
+wait_for() {
+    local deadline=$(( $(now_us) + $1 * 1000000 )); shift
+    until "$@" >/dev/null 2>&1; do
+        [ "$(now_us)" -lt "$deadline" ] || return 1
+        sleep 0.05
+    done
+}
+
+# as_user CMD...: runs CMD as KBD_USER with a clean environment: the session's variables
+# (session.env), per-session XDG homes, the marker, and EXTRA_ENV (an array of NAME=value).
+# setpriv, not su or runuser: no PAM, no extra parent, so `as_user … &` gives CMD's own pid.
+as_user() {
+    local home
+    home=$(getent passwd "$KBD_USER" | cut -d: -f6)
+    local envs=(HOME="$home" USER="$KBD_USER" LOGNAME="$KBD_USER" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
+                XDG_RUNTIME_DIR="$RUNTIME_DIR" KBD_DESKTOP_SESSION="$SESSION_DIR"
+                XDG_CONFIG_HOME="$SESSION_DIR/xdg/config" XDG_CACHE_HOME="$SESSION_DIR/xdg/cache"
+                XDG_DATA_HOME="$SESSION_DIR/xdg/data" XDG_STATE_HOME="$SESSION_DIR/xdg/state")
+    if [ -r "$ENV_FILE" ]; then
+        local line
+        while IFS= read -r line; do
+            case $line in [A-Z_]*=*) envs+=("$line") ;; esac
+        done < "$ENV_FILE"
+    fi
+    if [ -n "${EXTRA_ENV+x}" ]; then envs+=("${EXTRA_ENV[@]}"); fi
+    local prefix=()
+    [ "$(id -u)" = "$(id -u "$KBD_USER")" ] || prefix=(setpriv --reuid="$KBD_USER" --regid="$KBD_USER" --init-groups --)
+    if [ -n "${AS_USER_EXEC:-}" ]; then exec "${prefix[@]}" env -i "${envs[@]}" "$@"; fi
+    "${prefix[@]}" env -i "${envs[@]}" "$@"
+}
+
+# spawn_as_user LOG CMD...: starts CMD as KBD_USER in the background from /, stdin from
+# /dev/null, output to LOG; SPAWNED_PID is CMD's own pid (the subshell execs into it).
+spawn_as_user() {
+    local log=$1; shift
+    ( cd / && AS_USER_EXEC=1 as_user "$@" ) </dev/null >"$log" 2>&1 &
+    SPAWNED_PID=$!
+}
+
+# The live processes of this session (root, or KBD_USER itself, can read their environ).
+marked_pids() {
+    local f p
+    for f in $(grep -lszxF "KBD_DESKTOP_SESSION=$SESSION_DIR" /proc/[0-9]*/environ); do
+        p=${f#/proc/}; p=${p%/environ}
+        [ "$p" = "$$" ] && continue
+        # A zombie waits for its (re)parent to reap it: it is not running any more.
+        [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" = Z ] && continue
+        [ -e "/proc/$p" ] && echo "$p"
+    done
+    return 0
+}
+
+# The session's live processes named NAME (/proc/PID/comm).
+pids_named() {
+    local p
+    for p in $(marked_pids); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$1" ] && echo "$p"
+    done
+    return 0
+}
+
+session_alive() { [ -s "$ENV_FILE" ] && as_user swaymsg -t get_version >/dev/null 2>&1; }
+
+# dbus_name_has_owner NAME: whether NAME is owned on the session bus.
+dbus_name_has_owner() {
+    as_user "$PYTHON" -c '
+import sys, gi
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+r = bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                  GLib.Variant("(s)", (sys.argv[1],)), GLib.VariantType("(b)"), Gio.DBusCallFlags.NONE, 2000, None)
+sys.exit(0 if r.unpack()[0] else 1)
+' "$1"
+}
+
+# screenshot_ppm: the whole output as binary PPM on stdout.
+screenshot_ppm() { as_user grim -t ppm -; }

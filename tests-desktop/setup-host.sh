@@ -1,0 +1,32 @@
+#!/bin/bash
+# One-time host setup for the desktop tests (root; safe to run again): installs the
+# real desktop components the tests drive (headless sway, squeekboard, wvkbd, grim,
+# a session bus, and Xvfb with i3 for X11) if missing, creates the unprivileged user
+# the session runs as (sway refuses root, the session bus refuses root's connections),
+# and /tmp/.X11-unix for a non-root Xvfb. .ci/run calls it under CI or as root.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || die "run as root (it installs packages and creates the user $KBD_USER)"
+
+# dbus-run-session is in dbus-bin; fonts-dejavu-core gives the keyboards' labels a font.
+packages=(sway squeekboard wvkbd grim foot dbus dbus-bin dbus-user-session xvfb xauth i3 xterm x11-utils
+          at-spi2-core python3-gi gir1.2-gtk-3.0 libsystemd-dev libxcb1-dev fonts-dejavu-core)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    unknown=()
+    for p in "${missing[@]}"; do
+        apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]' || unknown+=("$p")
+    done
+    [ ${#unknown[@]} -eq 0 ] || die "no installation candidate for: ${unknown[*]} (Debian 12 bookworm has them all)"
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+id "$KBD_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$KBD_USER"
+install -d -m 1777 -o root -g root /tmp/.X11-unix
+echo "desktop test host ready: user $KBD_USER (uid $(id -u "$KBD_USER")), $(sway --version 2>/dev/null | head -1)" >&2
