@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "KbdKeymap", dependencies: ["KbdCore", "KbdSystem", "CXkb"], swiftSettings: crossModule),
         .target(name: "KbdRecording", dependencies: ["KbdCore", "KbdSystem"], swiftSettings: crossModule),
         .target(name: "KbdEvdev", dependencies: ["KbdCore", "KbdSystem", "CEvdev", "CLinux"], swiftSettings: crossModule),
-        .target(name: "KbdCommands", dependencies: ["KbdCore", "KbdKeymap"], swiftSettings: crossModule),
+        .target(name: "KbdCommands", dependencies: ["KbdCore", "KbdKeymap", "KbdSystem"], swiftSettings: crossModule),
         .target(name: "KbdPipeline", dependencies: ["KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"], swiftSettings: crossModule),
         .target(
             name: "KbdConfig",

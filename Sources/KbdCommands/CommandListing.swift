@@ -1,4 +1,5 @@
 import KbdKeymap
+import KbdSystem
 /// The discoverability listing: commands grouped by scope, in responder-chain
 /// order when active scopes are given, with chords shadowed by a more
 /// specific scope marked.
@@ -40,16 +41,20 @@ public struct CommandListing {
         self.groups = groups
     }
 
+    /// The listing as text, one line per scope and per command. Titles, ids and scopes come
+    /// from the config: their control characters are escaped, so a title cannot add a line
+    /// or drive the terminal.
     public func text() -> String {
         var out = ""
-        let width = min(40, groups.flatMap { $0.entries.map(\.command.title.count) }.max() ?? 0)
-        for (scope, entries) in groups {
-            out += scope + "\n"
-            for e in entries {
-                let title = e.command.title
-                out += "  " + title + String(repeating: " ", count: max(2, width + 2 - title.count)) + e.command.chordText
-                if e.command.repeat { out += "  (repeats)" }
-                if let s = e.shadowedBy { out += "  (shadowed by \(s))" }
+        let titles = groups.map { $0.entries.map(\.command.title.escapingControlCharacters) }
+        let width = min(40, titles.flatMap { $0.map(\.count) }.max() ?? 0)
+        for (g, (scope, entries)) in groups.enumerated() {
+            out += scope.escapingControlCharacters + "\n"
+            for (e, entry) in entries.enumerated() {
+                let title = titles[g][e]
+                out += "  " + title + String(repeating: " ", count: max(2, width + 2 - title.count)) + entry.command.chordText.escapingControlCharacters
+                if entry.command.repeat { out += "  (repeats)" }
+                if let s = entry.shadowedBy { out += "  (shadowed by \(s.escapingControlCharacters))" }
                 out += "\n"
             }
         }

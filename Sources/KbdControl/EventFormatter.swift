@@ -79,9 +79,11 @@ public enum EventFormatter {
             if key.synthetic { s += " (synthetic)" }
             return s + " [\(device.escapingControlCharacters)]"
         case .chord(_, let device, let chord):
-            return head + chord + " [\(device.escapingControlCharacters)]"
+            return head + chord.escapingControlCharacters + " [\(device.escapingControlCharacters)]"
         case .command(_, _, let command, let chord), .ownedCommand(_, _, _, let command, let chord):
-            return head + "\(command.id) \"\(command.title)\" \(chord)" + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope)]")
+            // Ids, titles and scopes come from the config: escaped like device names.
+            return head + "\(command.id.escapingControlCharacters) \"\(command.title.escapingControlCharacters)\" \(chord.escapingControlCharacters)"
+                + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope.escapingControlCharacters)]")
         case .presence(_, let present):
             return head + "hardware keyboard " + (present ? "present" : "absent")
         case .geometry(_, let report):

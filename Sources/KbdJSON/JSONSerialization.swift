@@ -88,14 +88,14 @@ extension JSONValue {
     }
 
     /// Appends the escaped contents of `string`, without quotes: `"` becomes
-    /// `\"`, `\` becomes `\\`, control characters U+0000–U+001F become
-    /// `\u00XX` (lower-case hex, so a line feed is `\u000a`); everything else,
-    /// including DEL and non-ASCII text, is copied as UTF-8 verbatim.
+    /// `\"`, `\` becomes `\\`, control characters U+0000–U+001F, DEL and the C1
+    /// controls U+007F–U+009F become `\u00XX` (lower-case hex, so a line feed is
+    /// `\u000a`), and the line and paragraph separators U+2028 and U+2029 become
+    /// `\u2028` and `\u2029`: a JSON line printed on a terminal cannot move the
+    /// cursor (U+009B is CSI on 8-bit terminals) or break the line for JavaScript.
+    /// Everything else, non-ASCII text included, is copied as UTF-8 verbatim.
     public static func appendEscaped(_ string: String, to output: inout String) {
-        let needsEscaping = string.utf8.contains { byte in
-            byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-        }
-        guard needsEscaping else {
+        guard needsEscaping(string) else {
             output += string
             return
         }
@@ -103,11 +103,33 @@ extension JSONValue {
             switch scalar.value {
             case 0x22: output += "\\\""
             case 0x5C: output += "\\\\"
-            case 0..<0x20:
-                output += scalar.value < 0x10 ? "\\u000" : "\\u001"
-                output += String(scalar.value & 0xF, radix: 16)
+            case 0..<0x20, 0x7F...0x9F:
+                output += "\\u00"
+                if scalar.value < 0x10 { output += "0" }
+                output += String(scalar.value, radix: 16)
+            case 0x2028: output += "\\u2028"
+            case 0x2029: output += "\\u2029"
             default: output.unicodeScalars.append(scalar)
             }
         }
+    }
+
+    /// Whether `string` holds anything ``appendEscaped(_:to:)`` escapes (one pass over the bytes).
+    static func needsEscaping(_ string: String) -> Bool {
+        var utf8 = string.utf8.makeIterator()
+        var previous: UInt8 = 0
+        var beforePrevious: UInt8 = 0
+        while let byte = utf8.next() {
+            switch byte {
+            case 0..<0x20, UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x7F: return true
+            // C1 controls: C2 80 … C2 9F; U+2028 and U+2029: E2 80 A8 and E2 80 A9.
+            case 0x80...0x9F where previous == 0xC2: return true
+            case 0xA8...0xA9 where previous == 0x80 && beforePrevious == 0xE2: return true
+            default: break
+            }
+            beforePrevious = previous
+            previous = byte
+        }
+        return false
     }
 }

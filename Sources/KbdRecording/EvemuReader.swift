@@ -21,10 +21,11 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
     private var lastTime = EventTime(microseconds: .min)
     private var finished = false
 
-    /// Parses the header of `source`. `path` is used in error messages.
-    public init(source: consuming Source, path: String, maxLineLength: Int = 1 << 20) throws(RecordingError) {
+    /// Parses the header of `source`. `path` is used in error messages; `chunkSize` is how much
+    /// is read at a time (the buffer's size).
+    public init(source: consuming Source, path: String, maxLineLength: Int = 1 << 20, chunkSize: Int = 64 * 1024) throws(RecordingError) {
         self.path = path
-        self.lines = LineReader(source: source, maxLineLength: maxLineLength)
+        self.lines = LineReader(source: source, chunkSize: chunkSize, maxLineLength: maxLineLength)
         try readHeader()
     }
 

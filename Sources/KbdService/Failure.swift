@@ -23,23 +23,25 @@ public struct CLIFailure: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Prints `Error: …` lines for a failure on `output` and returns the exit code:
+/// Prints `Error: …` lines (one per problem) for a failure on `output` and returns the exit code:
 /// 66 for a file that cannot be opened, 65 for a bad recording line, 78 for a bad
 /// config or keymap, the failure's own code for a `CLIFailure`, else 1.
 public func reportFailure(_ error: any Error, to output: some TextOutput = FileOutput.standardError()) -> Int32 {
-    let (message, code): (String, Int32)
+    let (messages, code): ([String], Int32)
     switch error {
-    case let e as CLIFailure: (message, code) = (e.message, e.code)
-    case let e as RecordingError: (message, code) = (e.description, e.line == 0 ? ExitStatus.noInput : ExitStatus.dataError)
+    case let e as CLIFailure: (messages, code) = ([e.message], e.code)
+    case let e as RecordingError: (messages, code) = ([e.description], e.line == 0 ? ExitStatus.noInput : ExitStatus.dataError)
     case let e as ConfigError:
         let unreadable = e.problems.count == 1 && e.problems[0].location.line == 0
-        (message, code) = (e.description, unreadable ? ExitStatus.noInput : ExitStatus.configError)
-    case let e as KeymapError: (message, code) = (e.description, ExitStatus.configError)
-    default: (message, code) = (String(describing: error), ExitStatus.failure)
+        (messages, code) = (e.problems.map(\.description), unreadable ? ExitStatus.noInput : ExitStatus.configError)
+    case let e as KeymapError: (messages, code) = ([e.description], ExitStatus.configError)
+    default: (messages, code) = ([String(describing: error)], ExitStatus.failure)
     }
-    // Messages may quote a file's or a device's text: one line each, no terminal escapes.
-    for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
-        output.write("Error: \(String(line).escapingControlCharacters)\n")
+    // Messages may quote a file's, a config's or a device's text: one line per problem, never
+    // split at a line break inside it (a config's id with "\n" would forge an Error: line),
+    // and no terminal escapes.
+    for message in messages {
+        output.write("Error: \(message.escapingControlCharacters)\n")
     }
     return code
 }

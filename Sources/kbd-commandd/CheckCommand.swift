@@ -13,7 +13,8 @@ struct CheckCommand: ParsableCommand {
             Prints every problem as FILE:LINE: message (duplicate ids, two commands on one chord \
             in one scope, a chord that is also a sequence prefix, unknown key or modifier names, \
             unknown keys, wrong value types) and exits 78; prints a summary and exits 0 when the \
-            table is valid. Warns (exit 0) about what the service would refuse: a file that is not \
+            table is valid. Warns (exit 0) about bindings on keys that type text (each press would \
+            be logged and sent to subscribers) and about what the service would refuse: a file that is not \
             regular, owned by someone other than root, you or the kbd-commandd user, or writable by \
             group or others, or in such a directory.
 
@@ -39,9 +40,13 @@ struct CheckCommand: ParsableCommand {
             }
             let keymap = try keymapOptions.keymap(config: loaded, environment: ProcessEnvironment.current())
             let table = loaded.table
+            for warning in ConfigLoader.textKeyWarnings(table) {
+                stderr.write("Warning: \(warning.description.escapingControlCharacters)\n")
+            }
             let stdout = FileOutput.standardOutput()
             let sequences = table.commands.filter(\.isSequence).count
-            stdout.write("\(config): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", "))\n")
+            let layouts = "\(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", "))".escapingControlCharacters
+            stdout.write("\(config.escapingControlCharacters): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(layouts)\n")
             try stdout.flush()
         }
     }

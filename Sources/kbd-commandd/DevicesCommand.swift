@@ -59,7 +59,7 @@ struct DevicesCommand: ParsableCommand {
                 } else if let verdict = row.verdict {
                     out.write("\(row.path.escapingControlCharacters)  \"\(row.name.escapingControlCharacters)\"  \(row.inputID?.description ?? "")\n    \(verdict)\n")
                 } else {
-                    out.write("\(row.path.escapingControlCharacters)  cannot open: \(row.error ?? "?")\n")
+                    out.write("\(row.path.escapingControlCharacters)  cannot open: \((row.error ?? "?").escapingControlCharacters)\n")
                 }
             }
             try out.flush()

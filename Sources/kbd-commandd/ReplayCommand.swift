@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import HardwareInput
 import KbdService
 
@@ -72,6 +75,8 @@ struct ReplayCommand: ParsableCommand {
                 keymap: keymap, table: config.table, scopes: splitList(scope), textInputActive: textInputActive,
                 geometry: try config.geometryState(),
                 options: Pipeline.Options(emitKeys: showKeys, compose: showKeys ? compose : .none, deviceFilter: config.devices))
+            // Recordings that overlap in time are open together: allow as many as the hard limit does.
+            raiseOpenFileLimit()
             let source = try RecordingSource(paths: files)
             let stdout = FileOutput.standardOutput()
             var events: [PipelineEvent] = []
@@ -100,3 +105,11 @@ struct ReplayCommand: ParsableCommand {
     }
 }
 
+/// Raises the soft limit on open files to the hard limit (the soft one is often 1,024).
+func raiseOpenFileLimit() {
+    var limit = rlimit()
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(resource, &limit)
+}

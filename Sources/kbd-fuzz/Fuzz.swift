@@ -26,13 +26,20 @@ func checkOneLine(_ line: String) {
     if line.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) { fatalError("output line with a line break: \(line.debugDescription)") }
 }
 
-/// Text output: no C0 control character at all (names are escaped).
-func checkTextLine(_ line: String) {
-    if line.unicodeScalars.contains(where: { $0.value < 0x20 }) { fatalError("text line with a control character: \(line.debugDescription)") }
+/// What a terminal could act on: C0, DEL, C1 (U+009B is CSI) and the line and paragraph separators.
+func isTerminalControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
 }
 
+/// Text output: no control character at all (names are escaped).
+func checkTextLine(_ line: String) {
+    if line.unicodeScalars.contains(where: isTerminalControl) { fatalError("text line with a control character: \(line.debugDescription)") }
+}
+
+/// JSON output: one object per line, terminal-safe as it is (JSON escapes every control character).
 func checkJSONLine(_ line: String) {
     checkOneLine(line)
+    if line.unicodeScalars.contains(where: isTerminalControl) { fatalError("JSON line with a raw control character: \(line.debugDescription)") }
     guard case .object? = try? JSONValue.parse(line) else { fatalError("output line is not a JSON object: \(line.debugDescription)") }
 }
 

@@ -175,13 +175,22 @@ struct InstallEndToEndTests {
         let dest = "/tmp/kbd-e2e-destdir"
         _ = runTool(["-rf", dest], environment: [:], executable: "/bin/rm")
         let env = ["DESTDIR": dest, "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"]
+        // The udev rule an earlier version installed (MODE="0660" on every event node, issue 17 D19).
+        let oldRule = dest + "/usr/lib/udev/rules.d/70-kbd-commandd.rules"
+        _ = runTool(["-p", dest + "/usr/lib/udev/rules.d"], environment: [:], executable: "/bin/mkdir")
+        let f = fopen(oldRule, "w")
+        fputs("SUBSYSTEM==\"input\", KERNEL==\"event[0-9]*\", GROUP=\"input\", MODE=\"0660\"\n", f)
+        fclose(f)
         let install = runTool([Paths.root + "/scripts/install", "--binary", Paths.executable], environment: env, executable: "/bin/bash")
         #expect(install.status == 0, "\(install.stderr)")
         for file in ["/usr/bin/kbd-commandd", "/usr/bin/kbd-commandd-daemon", "/usr/bin/kbd-commandd-agent", "/etc/kbd-commandd/config.toml",
-                     "/usr/lib/udev/rules.d/70-kbd-commandd.rules", "/usr/lib/systemd/system/kbd-commandd.service",
+                     "/usr/lib/systemd/system/kbd-commandd.service",
                      "/usr/lib/systemd/user/kbd-commandd-agent.service", "/usr/share/doc/kbd-commandd/README.md"] {
             #expect(access(dest + file, F_OK) == 0, "missing \(file)")
         }
+        // No udev rule: device permissions are the distribution's (root:input 0660); ours overrode them.
+        #expect(access(oldRule, F_OK) != 0)
+        #expect(Self.filesBelow(dest).allSatisfy { !$0.contains("udev") }, "\(Self.filesBelow(dest))")
         // The installed binary accepts the installed config.
         let check = runTool(["check", "--config", dest + "/etc/kbd-commandd/config.toml"], executable: dest + "/usr/bin/kbd-commandd")
         #expect(check.status == 0)
@@ -198,5 +207,9 @@ struct InstallEndToEndTests {
         #expect(access(dest + "/usr/bin/kbd-commandd-agent", F_OK) != 0)
         #expect(access(dest + "/etc/kbd-commandd/config.toml", F_OK) == 0)  // config kept unless --purge
         _ = runTool(["-rf", dest], environment: [:], executable: "/bin/rm")
+    }
+
+    static func filesBelow(_ dir: String) -> [String] {
+        runTool([dir, "-type", "f"], environment: [:], executable: "/usr/bin/find").lines
     }
 }

@@ -19,7 +19,7 @@ import Testing
         "KbdKeymap": ["KbdCore", "KbdSystem", "CXkb"],
         "KbdRecording": ["KbdCore", "KbdSystem"],
         "KbdEvdev": ["KbdCore", "KbdSystem", "CEvdev", "CLinux"],
-        "KbdCommands": ["KbdCore", "KbdKeymap"],
+        "KbdCommands": ["KbdCore", "KbdKeymap", "KbdSystem"],  // KbdSystem: escaping the config's text in listings
         "KbdPipeline": ["KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
         "KbdConfig": ["KbdTOML", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
         "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline"],

@@ -29,7 +29,7 @@ struct JSONSerializationTests {
         Example(value: "plain", text: #""plain""#),
         Example(value: "a\"b\\c/", text: #""a\"b\\c/""#),
         Example(value: "line\nfeed\ttab\r\u{0}\u{1F}", text: #""line\u000afeed\u0009tab\u000d\u0000\u001f""#),
-        Example(value: "é😀\u{7F}€", text: "\"é😀\u{7F}€\""),
+        Example(value: "é😀\u{7F}€", text: "\"é😀\\u007f€\""),
         Example(value: [[[]]], text: "[[[]]]"),
     ]
 
