@@ -146,15 +146,7 @@ final class OnScreenKeyboard {
     /// This user's live wvkbd processes (`wvkbd-*` in /proc, not zombies): signals go to
     /// nobody else's.
     static func wvkbdProcesses() -> [pid_t] {
-        guard let dir = opendir("/proc") else { return [] }
-        defer { closedir(dir) }
-        var out: [pid_t] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let pid = pid_t(name), isWvkbd(pid) else { continue }
-            out.append(pid)
-        }
-        return out.sorted()
+        Directory.names("/proc").compactMap { pid_t($0) }.filter { isWvkbd($0) }.sorted()
     }
 
     /// Whether `pid` is a live wvkbd of this user.

@@ -134,15 +134,7 @@ public final class EvdevDeviceSource: DeviceSource {
     deinit { if inotify >= 0 { close(inotify) } }
 
     public func scan() -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var out: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasPrefix("event") { out.append(directory + "/" + name) }
-        }
+        let out = Directory.names(directory).filter { $0.hasPrefix("event") }.map { directory + "/" + $0 }
         return out.sorted { $0.count == $1.count ? $0 < $1 : $0.count < $1.count }
     }
 

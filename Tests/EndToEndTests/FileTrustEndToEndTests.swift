@@ -1,3 +1,4 @@
+import HardwareInput
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -15,13 +16,7 @@ final class EndToEndDirectory {
 
     deinit {
         // Only plain entries are made here: remove them, then the directory.
-        if let d = opendir(path) {
-            while let entry = readdir(d) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name != "." && name != ".." { unlink(path + "/" + name) }
-            }
-            closedir(d)
-        }
+        for name in Directory.names(path) { unlink(path + "/" + name) }
         rmdir(path)
     }
 

@@ -98,13 +98,7 @@ struct FuzzRegressionTests {
     @Test(arguments: ["evemu", "toml", "chord", "scenario", "control"])
     func crashInputsNoLongerCrash(_ target: String) {
         let dir = Paths.root + "/Tests/fuzz-regressions/" + target
-        guard let d = opendir(dir) else { return }
-        var files: [String] = []
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { files.append(dir + "/" + name) }
-        }
-        closedir(d)
+        let files = Directory.names(dir).filter { !$0.hasPrefix(".") }.map { dir + "/" + $0 }
         guard !files.isEmpty else { return }
         let r = runTool([target] + files, executable: Paths.builtProduct("kbd-fuzz"))
         #expect(r.status == 0, "\(r.stderr.suffix(2000))")

@@ -93,15 +93,9 @@ import Testing
 enum Files {
     static func list(_ dir: String, suffix: String) -> [String] {
         var out: [String] = []
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
-        while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
+        for (name, isDirectory) in Directory.entries(dir) {
             let path = dir + "/" + name
-            if entry.pointee.d_type == UInt8(DT_DIR) { out += list(path, suffix: suffix) } else if name.hasSuffix(suffix) { out.append(path) }
+            if isDirectory { out += list(path, suffix: suffix) } else if name.hasSuffix(suffix) { out.append(path) }
         }
         return out.sorted()
     }

@@ -18,15 +18,11 @@ final class TemporaryDirectory {
     deinit { remove(path) }
 
     private func remove(_ dir: String) {
-        guard let d = opendir(dir) else { return }
-        while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name == "." || name == ".." { continue }
+        for name in Directory.names(dir) {
             let child = dir + "/" + name
             var st = stat()
             if lstat(child, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { remove(child) } else { unlink(child) }
         }
-        closedir(d)
         rmdir(dir)
     }
 
