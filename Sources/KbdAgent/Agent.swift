@@ -156,6 +156,12 @@ final class AgentLoop {
             let loaded = try ConfigLoader.load(path: configPath)
             config = loaded
             logger.info("loaded \(configPath): \(loaded.table.commands.count) commands, on-screen keyboard \(loaded.osk.backend.rawValue)")
+            // The service owns the keyboards: these sections of a user's config do nothing.
+            var ignored: [String] = []
+            if loaded.keymap != KeymapNames() { ignored.append("[keymap] (the service's layout applies)") }
+            if loaded.devices != DeviceFilter() { ignored.append("[devices]") }
+            if loaded.geometry != nil { ignored.append("[geometry]") }
+            if !ignored.isEmpty { logger.warning("\(configPath): \(ignored.joined(separator: ", ")) ignored in a user's config") }
             return true
         } catch {
             if config == nil {
