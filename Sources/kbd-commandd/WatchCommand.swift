@@ -50,41 +50,76 @@ struct WatchCommand: ParsableCommand {
             }
         }
         defer { close(fd) }
+        // Whoever answers on this path: root, the service's own user, or you. Another user may
+        // have bound it (a socket in a directory they could write) to show you what they want.
+        if let refusal = Self.untrustedServer(fd, path: path) { throw report(CLIFailure(message: refusal, code: ExitStatus.failure)) }
         let first: String
         if let request { first = request } else {
             let kinds = splitList(events).map { JSONValue.quoted($0) }.joined(separator: ",")
             first = #"{"request":"subscribe","events":["# + kinds + "]}"
         }
-        guard writeAll(fd, first + "\n") else { throw report(CLIFailure(message: "\(path): cannot send the request", code: ExitStatus.failure)) }
+        guard writeAll(fd, first + "\n") else { throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure)) }
         let stdout = FileOutput(fd: 1, path: "<stdout>", capacity: 0)
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        // One line may hold a whole listing, but not without end.
+        let lines = LineBuffer(maxLineBytes: Self.maxLineBytes)
         var sawReply = false
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            pending.append(contentsOf: buffer[0..<n])
-            while let nl = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
-                pending.removeSubrange(...nl)
+        reading: while true {
+            switch lines.read(from: fd, budget: 64 * 1024) {
+            case .bytes: break
+            case .again: continue reading
+            case .eof: break reading
+            case .error(let e):
+                throw report(CLIFailure(message: "\(path.escapingControlCharacters): read: \(SystemError(operation: "read", errno: e).message)", code: ExitStatus.failure))
+            }
+            while true {
+                let bytes: UnsafeBufferPointer<UInt8>
+                switch lines.nextLine() {
+                case .none: continue reading
+                case .tooLong:
+                    throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line longer than \(Self.maxLineBytes >> 20) MiB; not a kbd-commandd server", code: ExitStatus.failure))
+                case .line(let line): bytes = line
+                }
+                // Only JSON objects are printed, and printed as we serialize them: terminal-safe
+                // (every control character escaped) whatever the server sent.
+                guard case .object(let object)? = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)) else {
+                    throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line that is not a JSON object; not a kbd-commandd server", code: ExitStatus.failure))
+                }
+                let value = JSONValue.object(object)
                 if !sawReply {
                     sawReply = true
-                    if request != nil || line.contains(#""ok":false"#) {
-                        stdout.write(line + "\n")
-                        if line.contains(#""ok":false"#) { throw ExitCode(ExitStatus.failure) }
+                    let failed = object["ok"] == .bool(false)
+                    if request != nil || failed {
+                        stdout.write(value.serialized() + "\n")
+                        if failed { throw ExitCode(ExitStatus.failure) }
                         return
                     }
                     continue
                 }
-                stdout.write((format == .json ? line : Self.text(line)) + "\n")
+                stdout.write((format == .json ? value.serialized() : Self.text(value)) + "\n")
             }
         }
     }
 
-    /// A JSON event line as `TIME EVENT key=value …`.
-    static func text(_ line: String) -> String {
-        guard case .object(let o)? = try? JSONValue.parse(line) else { return line }
+    /// The longest line `watch` accepts from the server.
+    static let maxLineBytes = 16 << 20
+
+    /// Why the server on `fd` is not trusted, or nil: it must run as root, as the system
+    /// service's user `kbd-commandd`, or as the user running `watch` (SO_PEERCRED: its
+    /// credentials when it called listen()). There is deliberately no flag to trust others.
+    static func untrustedServer(_ fd: Int32, path: String) -> String? {
+        var peer = kbd_peer()
+        guard kbd_peer_credentials(fd, &peer) == 0 else {
+            return "\(path.escapingControlCharacters): cannot learn who serves it (SO_PEERCRED: \(SystemError(operation: "getsockopt", errno: errno).message)); not trusting it"
+        }
+        var trusted: [UInt32] = [0, geteuid()]
+        if let user = getpwnam("kbd-commandd") { trusted.append(user.pointee.pw_uid) }
+        guard !trusted.contains(peer.uid) else { return nil }
+        return "\(path.escapingControlCharacters) is served by uid \(peer.uid), not by root, kbd-commandd or you (uid \(geteuid())); not trusting it"
+    }
+
+    /// A JSON event as `TIME EVENT key=value …`.
+    static func text(_ event: JSONValue) -> String {
+        guard case .object(let o) = event else { return event.serialized() }
         var parts: [String] = []
         if let t = o["time"] { parts.append(t.serialized()) }
         if let e = o["event"]?.stringValue { parts.append(e) }

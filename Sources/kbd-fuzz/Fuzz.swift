@@ -72,7 +72,11 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
             checkTextLine(EventFormatter.text(o))
         }
     case .toml:
-        if let config = try? ConfigLoader.parse(text, path: "fuzz.toml") { _ = try? config.geometryState() }
+        guard let config = try? ConfigLoader.parse(text, path: "fuzz.toml") else { return }
+        _ = try? config.geometryState()
+        // Whatever the config's ids, titles and scopes hold, listings stay one safe line per item.
+        for line in CommandListing(table: config.table, activeScopes: nil).text().split(separator: "\n") { checkTextLine(String(line)) }
+        for line in CommandListing(table: config.table, activeScopes: nil).json().split(separator: "\n") { checkJSONLine(String(line)) }
     case .chord:
         // A chord prints as text that parses back to the same chord (listings show what a config may say).
         if let sequence = try? ChordKey.parseSequence(text) {
