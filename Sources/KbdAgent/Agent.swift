@@ -153,7 +153,7 @@ final class AgentLoop {
     @discardableResult
     private func loadConfig() -> Bool {
         do {
-            let loaded = try ConfigLoader.load(path: configPath)
+            let loaded = try ConfigLoader.load(path: configPath, trust: .strict)
             config = loaded
             logger.info("loaded \(configPath): \(loaded.table.commands.count) commands, on-screen keyboard \(loaded.osk.backend.rawValue)")
             // The service owns the keyboards: these sections of a user's config do nothing.

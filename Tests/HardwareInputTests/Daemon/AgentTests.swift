@@ -123,6 +123,23 @@ struct AgentTests {
         #expect(!agent.output.contains("wayland-test"))  // nothing of the command's output is about typed text
     }
 
+    /// The agent runs what the config says as its user: a config others may write is refused
+    /// (another user could plant commands), with the fix, and no command is registered.
+    @Test func aConfigOthersMayWriteIsRefused() throws {
+        let dir = "/tmp/kbd-agent-trust-\(getpid())"
+        mkdir(dir, 0o700)
+        let config = dir + "/config.toml"
+        defer { unlink(config); rmdir(dir) }
+        try DaemonHarness.write("[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n", to: config)
+        chmod(config, 0o666)
+        let h = try DaemonHarness(socketPath: dir + "/socket")
+        let agent = AgentProcess(config: config, socket: dir + "/socket", environment: ["PATH": "/usr/bin:/bin", "HOME": dir])
+        defer { _ = agent.stop() }
+        #expect(h.pump(until: { h.daemon.commandTableOwners.count == 1 }))
+        #expect(agent.output.contains("chmod go-w"), "\(agent.output)")
+        #expect(h.pump(until: { agent.output.contains("registered 0 commands") }))
+    }
+
     @Test func theAgentsHelpAndUsageErrors() {
         let r = AgentProcessRun.run(["--help"])
         #expect(r.status == 0 && r.output.contains("USAGE: kbd-commandd agent [--config <file>] [--socket <path>]"))
