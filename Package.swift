@@ -61,10 +61,10 @@ let package = Package(
             providers: [.apt(["libxkbcommon-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
-        // sd-bus (libsystemd), the session-bus client of the agent's on-screen-keyboard backends.
+        // sd-bus (libsystemd's headers; the library is loaded with dlopen when the agent first
+        // needs the session bus), the client of the agent's on-screen-keyboard backends.
         .systemLibrary(
             name: "CSystemd",
-            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
         // The library, one target per room (see README "Module map"): arrows point one way,
