@@ -155,16 +155,7 @@ enum Attack {
     }
 
     static func spawnAttacker(_ kind: String, _ socket: String) -> pid_t {
-        let argv = [Bench.directory + "/kbd-bench", "attacker", kind, socket]
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        let cargs = argv.map { strdup($0) } + [nil]
-        var pid = pid_t()
-        posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
-        posix_spawn_file_actions_destroy(&actions)
-        cargs.forEach { free($0) }
-        return pid
+        Bench.launch([Bench.directory + "/kbd-bench", "attacker", kind, socket])
     }
 
     // MARK: - Attackers (separate processes, until killed)

@@ -121,6 +121,20 @@ struct Bench {
         return (t, peak, (status >> 8) & 0xff)
     }
 
+    /// Starts a program in the background (stdout to /dev/null, stderr to `stderrPath`).
+    static func launch(_ argv: [String], stderrPath: String? = nil) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if let stderrPath { posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
+        let cargs = argv.map { strdup($0) } + [nil]
+        var pid = pid_t()
+        posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
+        posix_spawn_file_actions_destroy(&actions)
+        cargs.forEach { free($0) }
+        return pid
+    }
+
     /// A `key: N kB` field of /proc/PID/status (or of another file under /proc/PID with `file`).
     static func procStatus(_ pid: pid_t, _ key: String, file: String = "status") -> Int {
         guard let f = fopen("/proc/\(pid)/\(file)", "r") else { return -1 }
@@ -416,17 +430,7 @@ struct Bench {
         let cfg = try! FileOutput.create(path: userConfig, mode: 0o600)
         cfg.write("[osk]\nbackend = \"none\"\n\n[[command]]\nid = \"terminal\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"foot\"]\n")
         try! cfg.flush()
-        func start(_ argv: [String], _ err: String) -> pid_t {
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            let cargs = argv.map { strdup($0) } + [nil]
-            var pid = pid_t()
-            posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
-            posix_spawn_file_actions_destroy(&actions)
-            cargs.forEach { free($0) }
-            return pid
-        }
+        func start(_ argv: [String], _ err: String) -> pid_t { launch(argv, stderrPath: err) }
         let service = start([directory + "/kbd-commandd-daemon", "--config", configPath, "--socket", socket, "--input-dir", "/tmp/kbd-bench/input-empty"], dir + "/service.err")
         let agent = start([directory + "/kbd-commandd-agent", "--config", userConfig, "--socket", socket], dir + "/agent.err")
         for _ in 0..<500 {
