@@ -14,6 +14,8 @@ public struct Config: Sendable {
     public var geometry: TOMLTable?
     /// `[osk]`: what the session agent does with the on-screen keyboard.
     public var osk: OnScreenKeyboardSettings
+    /// `[settings] presence`: what counts as a hardware keyboard.
+    public var presence: PresencePolicy = .auto
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings()) {

@@ -66,6 +66,7 @@ public enum ConfigLoader {
 
         // [settings]
         var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
+        var presence = PresencePolicy.auto
         if let entry = root.entry("settings") {
             if case .table(let t) = entry.value {
                 for e in t.entries {
@@ -74,7 +75,11 @@ public enum ConfigLoader {
                         if case .integer(let v) = e.value, v > 0, v <= 60_000 { timeout = Int(v) } else {
                             problem(e.line, "settings.sequence_timeout_ms: expected an integer from 1 to 60000")
                         }
-                    default: problem(e.line, "unknown key 'settings.\(e.key)'; expected sequence_timeout_ms")
+                    case "presence":
+                        if case .string(let name) = e.value, let p = PresencePolicy(rawValue: name) { presence = p } else {
+                            problem(e.line, "settings.presence: expected one of \(PresencePolicy.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                        }
+                    default: problem(e.line, "unknown key 'settings.\(e.key)'; expected sequence_timeout_ms or presence")
                     }
                 }
             } else {
@@ -88,15 +93,20 @@ public enum ConfigLoader {
             if case .table(let t) = entry.value {
                 for e in t.entries {
                     switch e.key {
-                    case "include", "exclude":
+                    case "include", "exclude", "internal", "external":
                         guard let list = stringArray(e.value) else {
                             problem(e.line, "devices.\(e.key): expected an array of device names or \"vendor:product\" ids")
                             continue
                         }
-                        if e.key == "include" { devices.include = list } else { devices.exclude = list }
+                        switch e.key {
+                        case "include": devices.include = list
+                        case "exclude": devices.exclude = list
+                        case "internal": devices.internal = list
+                        default: devices.external = list
+                        }
                     case "grab":
                         if case .boolean(let b) = e.value { devices.grab = b } else { problem(e.line, "devices.grab: expected true or false") }
-                    default: problem(e.line, "unknown key 'devices.\(e.key)'; expected include, exclude or grab")
+                    default: problem(e.line, "unknown key 'devices.\(e.key)'; expected include, exclude, internal, external or grab")
                     }
                 }
             } else {
@@ -154,7 +164,11 @@ public enum ConfigLoader {
         // Conflicts are checked among the commands that parsed, so one run reports everything.
         do {
             let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
-            if problems.isEmpty { return Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk) }
+            if problems.isEmpty {
+                var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
+                config.presence = presence
+                return config
+            }
         } catch {
             for c in error.conflicts { problems.append(.init(location: c.location, message: c.message)) }
         }
