@@ -330,3 +330,33 @@ private extension String {
         #expect(h.logs.all.contains { $0.hasPrefix("info ready: ") && $0.hasSuffix(" commands, 2 keyboards, 1 switches") })
     }
 }
+
+@Suite struct PresenceConfigTests {
+    @Test func presenceAndIntegrationKeysAreRead() throws {
+        let config = try ConfigLoader.parse("""
+            [settings]
+            presence = "external-only"
+            [devices]
+            internal = ["Dell KB216 Wired Keyboard", "0001:0001"]
+            external = ["AT Translated Set 2 keyboard"]
+            """, path: "p.toml")
+        #expect(config.presence == .externalOnly)
+        #expect(config.devices.internal == ["Dell KB216 Wired Keyboard", "0001:0001"])
+        #expect(config.devices.external == ["AT Translated Set 2 keyboard"])
+        #expect(ConfigLoader.parseOrNil("").map(\.presence) == .auto)
+    }
+
+    @Test(arguments: [
+        ("[settings]\npresence = \"tablet\"", "p.toml:2: settings.presence: expected one of \"auto\", \"external-only\", \"any-keyboard\""),
+        ("[devices]\ninternal = \"AT keyboard\"", "p.toml:2: devices.internal: expected an array of device names or \"vendor:product\" ids"),
+        ("[devices]\nbuiltin = []", "p.toml:2: unknown key 'devices.builtin'; expected include, exclude, internal, external or grab"),
+    ])
+    func badValuesNameTheLine(_ text: String, _ message: String) {
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(text, path: "p.toml") }
+        do { _ = try ConfigLoader.parse(text, path: "p.toml") } catch { #expect(error.description.contains(message), "\(error.description)") }
+    }
+}
+
+private extension ConfigLoader {
+    static func parseOrNil(_ text: String) -> Config? { try? parse(text, path: "p.toml") }
+}
