@@ -134,6 +134,18 @@ public struct KeyboardPresence: Sendable {
         return (deadline, t.reason)
     }
 
+    /// Makes a pending change to false final now (the service's start: the devices that were
+    /// there at start are not a re-enumeration, and clients should not see a flap).
+    public mutating func settleNow(at time: EventTime) -> PresenceReason? {
+        guard pendingFalseAt != nil else { return nil }
+        pendingFalseAt = nil
+        let t = target
+        guard !t.present else { return nil }
+        reported = false
+        reportedReason = t.reason
+        return t.reason
+    }
+
     private mutating func settle(at time: EventTime) -> (Bool, PresenceReason)? {
         let t = target
         if t.present {

@@ -141,6 +141,8 @@ public final class KeyboardDaemon {
             logger.warning("cannot watch for new devices yet (no input directory); will retry")
         }
         for path in source.scan() { openDevice(path) }
+        pipeline.settlePresence(at: clock(), into: &events)
+        publish()
         logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(open.count - keyboardCount) switches")
     }
 

@@ -129,6 +129,12 @@ public final class Pipeline {
         if let (at, reason) = presence.expire(at: time) { emitPresence(false, reason, at: at, into: &out) }
     }
 
+    /// Ends a pending presence debounce now (after the devices present at start were opened:
+    /// a laptop started in tablet mode reports absent at once, not present then absent).
+    public func settlePresence(at time: EventTime, into out: inout [PipelineEvent]) {
+        if let reason = presence.settleNow(at: time) { emitPresence(false, reason, at: time, into: &out) }
+    }
+
     /// Processes one source event.
     public func process(_ event: SourceEvent, into out: inout [PipelineEvent]) {
         if let deadline = nextDeadline, event.time > deadline { advance(to: event.time, into: &out) }

@@ -360,3 +360,20 @@ private extension String {
 private extension ConfigLoader {
     static func parseOrNil(_ text: String) -> Config? { try? parse(text, path: "p.toml") }
 }
+
+@Suite(.serialized) struct PresenceAtStartTests {
+    /// A laptop whose service starts in tablet mode: absent at once, with no flap through
+    /// present while the devices are opened one by one (the keyboard's node sorts first).
+    @Test func startingInTabletModeIsAbsentAtOnce() throws {
+        var hp = try SwitchFixtures.description(SwitchFixtures.hpWMI)
+        hp.switchStates = [SwitchCode.tabletMode: 1]
+        let h = try DaemonHarness(devices: [("/dev/input/event2", try SwitchFixtures.description(SwitchFixtures.at)),
+                                            ("/dev/input/event5", hp)])
+        #expect(!h.daemon.hardwareKeyboardPresent)
+        #expect(h.daemon.presenceReason == .tabletMode)
+        let presence = h.logs.all.filter { $0.contains("hardware keyboard") }
+        #expect(presence == ["info hardware keyboard present (internal keyboard)", "info hardware keyboard absent (tablet mode)"])
+        let ready = try #require(h.logs.all.firstIndex { $0.hasPrefix("info ready: ") })
+        #expect(h.logs.all.firstIndex(of: "info hardware keyboard absent (tablet mode)")! < ready)
+    }
+}
