@@ -594,7 +594,11 @@ public final class KeyboardDaemon {
     }
 
     private func shutdown() {
-        for id in open.keys.sorted() { closeDevice(id, reason: "daemon stopping") }
+        // Keyboards first: a switch device leaving first would make presence flip on the way out.
+        let switches = Set(known.values.compactMap { $0.verdict?.isSwitch == true ? $0.id : nil })
+        for id in open.keys.sorted(by: { (switches.contains($0) ? 1 : 0, $0) < (switches.contains($1) ? 1 : 0, $1) }) {
+            closeDevice(id, reason: "daemon stopping")
+        }
         runner.stopAll()
         control = nil
         // Break the cycles callers' closures may form with the daemon (a signal handler holding it).
