@@ -67,13 +67,15 @@ struct ReplayServiceEndToEndTests {
         var seen = ""
         for _ in 0..<250 {
             seen = watch.stdout
-            if seen.contains(#""hardware_keyboard":false"#) { break }
+            if seen.split(separator: "\n").contains(where: { $0.hasPrefix(#"{"event":"presence","time""#) && $0.contains(#""hardware_keyboard":false"#) }) { break }
             usleep(20_000)
         }
         let lines = seen.split(separator: "\n").map(String.init)
         let command = lines.firstIndex { $0.hasPrefix(#"{"event":"command""#) && $0.contains(#""id":"copy-terminal""#) }
         let detach = lines.firstIndex { $0.hasPrefix(#"{"event":"detach""#) && $0.contains(#""device":"ctrl-shift-c.evemu""#) }
-        let absent = lines.firstIndex { $0.hasPrefix(#"{"event":"presence""#) && $0.contains(#""hardware_keyboard":false"#) }
+        // First the state at subscription (no keyboard yet), then the changes.
+        #expect(lines.first == #"{"event":"presence","current":true,"hardware_keyboard":false,"reason":"no keyboard"}"#, "\(seen)")
+        let absent = lines.firstIndex { $0.hasPrefix(#"{"event":"presence","time""#) && $0.contains(#""hardware_keyboard":false"#) }
         #expect(command != nil && detach != nil && absent != nil, "\(seen)")
         if let command, let detach, let absent { #expect(command < detach && detach < absent) }
 
