@@ -10,6 +10,7 @@
 # registers its own table and must get none of the first agent's commands.
 #
 #   tests-desktop/agent-e2e.sh [BUILD_DIR]      (root; setup-host.sh first)
+#   SCENARIOS="kwin kwin-off" tests-desktop/agent-e2e.sh …    only these runs
 #
 # Ends with "N passed, N failed"; exit 1 when something failed.
 set -uo pipefail
@@ -42,14 +43,19 @@ trap cleanup EXIT
 a11y_key=(org.gnome.desktop.a11y.applications screen-keyboard-enabled)
 gnome_setting() { as_user gsettings get "${a11y_key[@]}"; }
 gnome_setting_is() { [ "$(gnome_setting 2>/dev/null)" = "$1" ]; }
+# KWin's virtual keyboard switch (org.kde.kwin.VirtualKeyboard enabled), as the user.
+kwin_vk=(org.kde.KWin /VirtualKeyboard org.kde.kwin.VirtualKeyboard enabled)
+kwin_enabled_is() { [ "$(as_user busctl --user get-property "${kwin_vk[@]}" 2>/dev/null)" = "b $1" ]; }
 
 # One run: $1 is the scenario: squeekboard, wvkbd, gnome (the setting true before the
-# keyboard) or gnome-off (false before, and backend = "auto" in a session that says GNOME).
+# keyboard) or gnome-off (false before, and backend = "auto" in a session that says GNOME),
+# kwin (a KWin session, its virtual keyboard enabled before) or kwin-off (disabled before,
+# backend = "auto", which finds org.kde.KWin on the bus).
 scenario() {
     local backend=$1 before=true osk_backend=$1
     case $1 in
-        gnome) backend=gnome ;;
         gnome-off) backend=gnome before=false osk_backend=auto ;;
+        kwin-off) backend=kwin before=false osk_backend=auto ;;
     esac
     rm -rf "$work"
     mkdir -p "$work/nobody" "$work/user"
@@ -85,6 +91,9 @@ EOF
     elif [ "$backend" = gnome ]; then
         as_user gsettings set "${a11y_key[@]}" "$before"
         check "$1: screen-keyboard-enabled is $before before the keyboard" gnome_setting_is "$before"
+    elif [ "$backend" = kwin ]; then
+        as_user busctl --user set-property "${kwin_vk[@]}" b "$before"
+        check "$1: KWin's virtual keyboard enabled is $before before the keyboard" kwin_enabled_is "$before"
     else
         check "$1: wvkbd shows its panel before the keyboard" "$here/osk-state" wvkbd --expect shown
     fi
@@ -116,6 +125,11 @@ EOF
     elif [ "$1" = gnome-off ]; then
         check "$1: auto found GNOME, whose screen keyboard was off, and left it so" \
             wait_for 10 grep -q "GNOME's screen keyboard .* was off; left as it is" "$SESSION_DIR/agent.log"
+    elif [ "$1" = kwin ]; then
+        check "$1: KWin's virtual keyboard disabled while the hardware keyboard is present" wait_for 10 kwin_enabled_is false
+    elif [ "$1" = kwin-off ]; then
+        check "$1: auto found KWin, whose virtual keyboard was disabled, and left it so" \
+            wait_for 10 grep -q "KWin's virtual keyboard was off; left as it is" "$SESSION_DIR/agent.log"
     else
         check "$1: hidden while the hardware keyboard is present" "$here/osk-state" wvkbd --expect hidden --timeout 10
     fi
@@ -124,11 +138,15 @@ EOF
     if [ "$backend" = squeekboard ]; then
         check "$1: shown again after the keyboard left" "$here/osk-state" squeekboard --expect true --timeout 10
         check "$1: the screenshot shows the panel again" "$here/osk-state" panel --expect shown --timeout 10
-    elif [ "$backend" = gnome ]; then
+    elif [ "$backend" = gnome ] || [ "$backend" = kwin ]; then
         # on_absent runs after the agent restored the setting: then it must be what it was.
         # (The agent also runs it when it connects while no keyboard is present.)
         check "$1: the agent saw the keyboard leave" wait_for 10 eval "tr '\\n' ' ' < '$work/user/presence' | grep -q 'present absent'"
-        check "$1: screen-keyboard-enabled is $before again after the keyboard left" gnome_setting_is "$before"
+        if [ "$backend" = gnome ]; then
+            check "$1: screen-keyboard-enabled is $before again after the keyboard left" gnome_setting_is "$before"
+        else
+            check "$1: KWin's virtual keyboard enabled is $before again after the keyboard left" kwin_enabled_is "$before"
+        fi
     else
         check "$1: shown again after the keyboard left" "$here/osk-state" wvkbd --expect shown --timeout 10
     fi
@@ -142,10 +160,7 @@ EOF
     cleanup
 }
 
-scenario squeekboard
-scenario wvkbd
-scenario gnome
-scenario gnome-off
+for s in ${SCENARIOS:-squeekboard wvkbd gnome gnome-off kwin kwin-off}; do scenario "$s"; done
 rm -rf "$work"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
