@@ -4,14 +4,15 @@ import Logging
 import Glibc
 #endif
 
-/// One on-screen keyboard as a switch the agent can read and flip: squeekboard's
+/// One on-screen keyboard as a switch the agent can turn off and on again: squeekboard's
 /// visibility, KWin's `enabled`, GNOME's setting, the user's wvkbd processes.
 protocol KeyboardSwitch: AnyObject {
     /// For the log ("squeekboard", "GNOME's screen keyboard", …).
     var name: String { get }
-    /// Whether it is on (shown, enabled) now.
-    func isOn() throws -> Bool
-    func set(_ on: Bool) throws
+    /// Turns it off if it is on (shown, enabled); returns whether it was on, and so is off
+    /// now because of the agent.
+    func switchOff() throws -> Bool
+    func switchOn() throws
 }
 
 /// What the agent talks to: which backend `auto` stands for, and each backend's switch.
@@ -69,7 +70,7 @@ final class OnScreenKeyboard {
         guard let keyboard = switchedOff else { return }
         switchedOff = nil
         do {
-            try keyboard.set(true)
+            try keyboard.switchOn()
             logger.info("on-screen keyboard: \(keyboard.name) on again")
         } catch { logger.warning("on-screen keyboard: \(keyboard.name): \(error)") }
     }
@@ -86,11 +87,10 @@ final class OnScreenKeyboard {
         guard let keyboard = desktop.keyboard(backend) else { return nil }
         do {
             // Only a keyboard that was on is switched on again later.
-            guard try keyboard.isOn() else {
+            guard try keyboard.switchOff() else {
                 logger.info("on-screen keyboard: \(keyboard.name) was off; left as it is")
                 return nil
             }
-            try keyboard.set(false)
             logger.info("on-screen keyboard: \(keyboard.name) off (hardware keyboard present)")
             return keyboard
         } catch {
@@ -111,47 +111,50 @@ final class OnScreenKeyboard {
     }
 }
 
-/// The user's desktop: the session bus and GSettings, opened when first needed, and /proc.
+/// The user's desktop. Bus and GSettings calls are made in a child process each
+/// (DesktopProcess): the agent never loads libsystemd or GIO itself.
 final class LiveDesktop: OnScreenKeyboardDesktop {
     private let environment: [String: String]
     private let logger: Logger
-    private var bus: SessionBus?
-    private var gsettings: GSettings?
 
     init(environment: [String: String], logger: Logger) {
         self.environment = environment
         self.logger = logger
     }
 
-    /// The session bus, opened when first needed (nil without one).
-    private func sessionBus() -> SessionBus? {
-        if bus == nil, environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["XDG_RUNTIME_DIR"] != nil {
-            do { bus = try SessionBus() } catch { logger.warning("on-screen keyboard: no session bus (\(error))") }
-        }
-        return bus
+    /// Whether there is a session bus to talk to (sd-bus finds it from these).
+    private var hasSessionBus: Bool {
+        environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["XDG_RUNTIME_DIR"] != nil
     }
 
     func running() -> OnScreenKeyboardSettings.Backend {
-        let bus = sessionBus()
-        return OnScreenKeyboard.pick(hasOwner: { bus?.hasOwner($0) ?? false }, currentDesktop: environment["XDG_CURRENT_DESKTOP"],
-                                     wvkbdRunning: !Wvkbd.processes().isEmpty)
+        let desktop = environment["XDG_CURRENT_DESKTOP"]
+        let wvkbd = !Wvkbd.processes().isEmpty
+        guard hasSessionBus else { return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd) }
+        do {
+            let name = try DesktopProcess.call {
+                let bus = try SessionBus()
+                return OnScreenKeyboard.pick(hasOwner: { bus.hasOwner($0) }, currentDesktop: desktop, wvkbdRunning: wvkbd).rawValue
+            }
+            return OnScreenKeyboardSettings.Backend(rawValue: name) ?? .none
+        } catch {
+            logger.warning("on-screen keyboard: no session bus (\(error))")
+            return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd)
+        }
     }
 
     func keyboard(_ backend: OnScreenKeyboardSettings.Backend) -> (any KeyboardSwitch)? {
         switch backend {
         case .auto, .none:
             return nil
-        case .squeekboard:
-            return sessionBus().map(Squeekboard.init)
-        case .kwin:
-            return sessionBus().map(KWinVirtualKeyboard.init)
-        case .gnome:
-            if gsettings == nil {
-                do { gsettings = try GSettings(environment: environment) } catch {
-                    logger.warning("on-screen keyboard: GNOME: \(error)")
-                }
+        case .squeekboard, .kwin:
+            guard hasSessionBus else {
+                logger.warning("on-screen keyboard: no session bus (DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR are unset)")
+                return nil
             }
-            return gsettings.map(GnomeScreenKeyboard.init)
+            return backend == .squeekboard ? Squeekboard() : KWinVirtualKeyboard()
+        case .gnome:
+            return GnomeScreenKeyboard(environment: environment)
         case .wvkbd:
             return Wvkbd(pids: Wvkbd.processes())
         }
@@ -164,22 +167,41 @@ final class Squeekboard: KeyboardSwitch {
     static let busName = "sm.puri.OSK0"
     static let path = "/sm/puri/OSK0"
     let name = "squeekboard"
-    private let bus: SessionBus
-    init(bus: SessionBus) { self.bus = bus }
-    func isOn() throws -> Bool { try bus.getBool(Self.busName, Self.path, Self.busName, "Visible") }
-    func set(_ on: Bool) throws { try bus.call(Self.busName, Self.path, Self.busName, "SetVisible", bool: on) }
+
+    func switchOff() throws -> Bool {
+        try DesktopProcess.bool {
+            let bus = try SessionBus()
+            guard try bus.getBool(Self.busName, Self.path, Self.busName, "Visible") else { return false }
+            try bus.call(Self.busName, Self.path, Self.busName, "SetVisible", bool: false)
+            return true
+        }
+    }
+
+    func switchOn() throws {
+        _ = try DesktopProcess.call { try SessionBus().call(Self.busName, Self.path, Self.busName, "SetVisible", bool: true); return "" }
+    }
 }
 
-/// KDE Plasma: KWin's writable property `enabled` of `org.kde.kwin.VirtualKeyboard`.
+/// KDE Plasma: KWin's writable property `enabled` of `org.kde.kwin.VirtualKeyboard`
+/// (KWin saves it in kwinrc).
 final class KWinVirtualKeyboard: KeyboardSwitch {
     static let busName = "org.kde.KWin"
     static let path = "/VirtualKeyboard"
     static let interface = "org.kde.kwin.VirtualKeyboard"
     let name = "KWin's virtual keyboard"
-    private let bus: SessionBus
-    init(bus: SessionBus) { self.bus = bus }
-    func isOn() throws -> Bool { try bus.getBool(Self.busName, Self.path, Self.interface, "enabled") }
-    func set(_ on: Bool) throws { try bus.setBool(Self.busName, Self.path, Self.interface, "enabled", on) }
+
+    func switchOff() throws -> Bool {
+        try DesktopProcess.bool {
+            let bus = try SessionBus()
+            guard try bus.getBool(Self.busName, Self.path, Self.interface, "enabled") else { return false }
+            try bus.setBool(Self.busName, Self.path, Self.interface, "enabled", false)
+            return true
+        }
+    }
+
+    func switchOn() throws {
+        _ = try DesktopProcess.call { try SessionBus().setBool(Self.busName, Self.path, Self.interface, "enabled", true); return "" }
+    }
 }
 
 /// GNOME Shell: the setting `org.gnome.desktop.a11y.applications screen-keyboard-enabled`
@@ -189,10 +211,40 @@ final class GnomeScreenKeyboard: KeyboardSwitch {
     static let schema = "org.gnome.desktop.a11y.applications"
     static let key = "screen-keyboard-enabled"
     let name = "GNOME's screen keyboard (\(GnomeScreenKeyboard.schema) \(GnomeScreenKeyboard.key))"
-    private let settings: GSettings
-    init(settings: GSettings) { self.settings = settings }
-    func isOn() throws -> Bool { try settings.bool(schema: Self.schema, key: Self.key) }
-    func set(_ on: Bool) throws { try settings.set(schema: Self.schema, key: Self.key, on) }
+    private let open: () throws -> GSettings
+    private let inChild: Bool
+
+    /// The desktop's GSettings (dconf), used from a child process.
+    init(environment: [String: String]) {
+        open = { try GSettings(environment: environment) }
+        inChild = true
+    }
+
+    /// A GSettings of this process (tests: GIO's memory backend lives in one process).
+    init(settings: GSettings) {
+        open = { settings }
+        inChild = false
+    }
+
+    private func run(_ body: @escaping () throws -> Bool) throws -> Bool {
+        inChild ? try DesktopProcess.bool(body) : try body()
+    }
+
+    func switchOff() throws -> Bool {
+        try run { [open] in
+            let settings = try open()
+            guard try settings.bool(schema: Self.schema, key: Self.key) else { return false }
+            try settings.set(schema: Self.schema, key: Self.key, false)
+            return true
+        }
+    }
+
+    func switchOn() throws {
+        _ = try run { [open] in
+            try open().set(schema: Self.schema, key: Self.key, true)
+            return true
+        }
+    }
 }
 
 /// wvkbd: SIGUSR1 hides, SIGUSR2 shows (it has no state to ask: one that runs counts as
@@ -201,11 +253,16 @@ final class Wvkbd: KeyboardSwitch {
     let name = "wvkbd"
     private let pids: [pid_t]
     init(pids: [pid_t]) { self.pids = pids }
-    func isOn() -> Bool { !pids.isEmpty }
-    func set(_ on: Bool) {
-        for pid in pids where Self.isWvkbd(pid) { kill(pid, on ? SIGUSR2 : SIGUSR1) }
+
+    func switchOff() -> Bool {
+        let alive = pids.filter { Self.isWvkbd($0) }
+        for pid in alive { kill(pid, SIGUSR1) }
+        return !alive.isEmpty
     }
 
+    func switchOn() {
+        for pid in pids where Self.isWvkbd(pid) { kill(pid, SIGUSR2) }
+    }
     /// This user's live wvkbd processes (`wvkbd-*` in /proc, not zombies).
     static func processes() -> [pid_t] {
         Directory.names("/proc").compactMap { pid_t($0) }.filter { isWvkbd($0) }.sorted()

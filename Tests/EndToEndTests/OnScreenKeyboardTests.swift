@@ -2,6 +2,9 @@ import HardwareInput
 @testable import KbdAgent
 import Logging
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A keyboard switch that records what the agent did to it.
 private final class RecordingSwitch: KeyboardSwitch {
@@ -11,14 +14,16 @@ private final class RecordingSwitch: KeyboardSwitch {
     var log: [String] = []
     struct Unreachable: Error {}
     init(on: Bool) { self.on = on }
-    func isOn() throws -> Bool {
-        log.append("get")
+    func switchOff() throws -> Bool {
+        log.append("off?")
         if failReads { throw Unreachable() }
-        return on
+        guard on else { return false }
+        on = false
+        return true
     }
-    func set(_ on: Bool) throws {
-        log.append("set \(on)")
-        self.on = on
+    func switchOn() throws {
+        log.append("on")
+        on = true
     }
 }
 
@@ -58,7 +63,7 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         #expect(keyboard.on == false)
         osk.hardwareKeyboard(present: false)
         #expect(keyboard.on == true)
-        #expect(keyboard.log == ["get", "set false", "set true"])
+        #expect(keyboard.log == ["off?", "on"])
     }
 
     @Test("a keyboard the user had off stays off", arguments: [OnScreenKeyboardSettings.Backend.squeekboard, .kwin, .gnome])
@@ -67,7 +72,7 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         osk.hardwareKeyboard(present: true)
         osk.hardwareKeyboard(present: false)
         #expect(keyboard.on == false)
-        #expect(keyboard.log == ["get"])
+        #expect(keyboard.log == ["off?"])
     }
 
     @Test func repeatsOfThePresenceDoNothing() {
@@ -76,7 +81,7 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         osk.hardwareKeyboard(present: true)
         osk.hardwareKeyboard(present: false)
         osk.hardwareKeyboard(present: false)
-        #expect(keyboard.log == ["get", "set false", "set true"])
+        #expect(keyboard.log == ["off?", "on"])
     }
 
     @Test("the service gone: the keyboard comes back, and the next presence hides it again")
@@ -89,7 +94,7 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         #expect(keyboard.on == false)
         osk.restore()
         osk.restore()
-        #expect(keyboard.log == ["get", "set false", "set true", "get", "set false", "set true"])
+        #expect(keyboard.log == ["off?", "on", "off?", "on"])
     }
 
     @Test("a keyboard that cannot be read is left alone")
@@ -99,7 +104,7 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         osk.hardwareKeyboard(present: true)
         osk.hardwareKeyboard(present: false)
         #expect(keyboard.on == true)
-        #expect(keyboard.log == ["get"])
+        #expect(keyboard.log == ["off?"])
     }
 
     @Test("auto asks what runs at each attach", arguments: [OnScreenKeyboardSettings.Backend.squeekboard, .kwin, .gnome, .wvkbd])
@@ -177,5 +182,37 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         #expect(throws: GSettings.Failure(message: "the GSettings schema org.gnome.desktop.a11y.applications has no key no-such-key (gsettings-desktop-schemas is too old)")) {
             try settings.set(schema: GnomeScreenKeyboard.schema, key: "no-such-key", true)
         }
+    }
+}
+
+/// The child process the agent makes its bus and GSettings calls in.
+@Suite struct DesktopProcessTests {
+    @Test func answersComeBack() throws {
+        #expect(try DesktopProcess.call { "kwin" } == "kwin")
+        #expect(try DesktopProcess.bool { true } == true)
+        #expect(try DesktopProcess.bool { false } == false)
+        // The child's pid is not the agent's: the work really ran elsewhere.
+        #expect(try DesktopProcess.call { "\(getpid())" } != "\(getpid())")
+    }
+
+    struct Refused: Error, CustomStringConvertible { var description: String { "org.kde.kwin.VirtualKeyboard.enabled: Access denied" } }
+
+    @Test func errorsComeBackAsText() {
+        #expect(throws: DesktopProcess.Failure(message: "org.kde.kwin.VirtualKeyboard.enabled: Access denied")) {
+            try DesktopProcess.call { throw Refused() }
+        }
+    }
+
+    @Test func aChildThatDiesOrHangsIsAFailure() {
+        #expect(throws: DesktopProcess.Failure(message: "the helper process died of signal 9")) {
+            try DesktopProcess.call { kill(getpid(), SIGKILL); return "never" }
+        }
+        #expect(throws: DesktopProcess.Failure(message: "no answer within 200 ms")) {
+            try DesktopProcess.call(timeoutMilliseconds: 200) { sleep(30); return "late" }
+        }
+    }
+
+    @Test func longAnswersAreCut() throws {
+        #expect(try DesktopProcess.call { String(repeating: "x", count: 10_000) }.count == DesktopProcess.maxAnswerBytes - 1)
     }
 }
