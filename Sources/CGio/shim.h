@@ -2,8 +2,9 @@
 #define KBD_COMMANDD_CGIO_SHIM_H
 /* GSettings from GIO (libgio-2.0): the client of the agent's GNOME backend, the setting
  * org.gnome.desktop.a11y.applications screen-keyboard-enabled. libgio (with GObject,
- * GLib and, on first use, the dconf GSettings module) is loaded with dlopen the first
- * time the backend is used, so an agent with another backend never maps it. No GLib
+ * GLib and, on first use, the dconf GSettings module) is loaded with dlopen in the
+ * child process the agent makes its GSettings calls in (DesktopProcess), so the agent
+ * itself never maps it (GLib's libraries cannot be unloaded). No GLib
  * header is needed: the few entry points are declared here with the types of GLib's
  * ABI (gboolean is int, the objects are opaque). */
 #include <dlfcn.h>
