@@ -34,19 +34,57 @@ final class OnScreenKeyboard {
     /// The keyboard the agent switched off when presence became true, to switch on again.
     private var switchedOff: (any KeyboardSwitch)?
     private var present: Bool?
+    /// Where the agent notes a keyboard it switched off (nil: not noted): KWin and GNOME
+    /// keep the setting across logins, so an agent killed while a keyboard was present
+    /// would leave it off for good. The next agent finds the note and puts it back.
+    private let marker: String?
+    /// The backend a previous agent left switched off, until the first presence settles it.
+    private var leftOff: OnScreenKeyboardSettings.Backend?
 
     /// `run(argv, label)` starts `on_present` / `on_absent` through the agent's runner.
-    init(settings: OnScreenKeyboardSettings, desktop: any OnScreenKeyboardDesktop, logger: Logger,
+    init(settings: OnScreenKeyboardSettings, desktop: any OnScreenKeyboardDesktop, logger: Logger, marker: String? = nil,
          run: @escaping ([String], String) -> Void) {
         self.settings = settings
         self.desktop = desktop
         self.logger = logger
+        self.marker = marker
         self.run = run
+        if let marker, let bytes = try? readFile(path: marker, limit: 64, trust: .any) {
+            leftOff = OnScreenKeyboardSettings.Backend(rawValue: String(String(decoding: bytes, as: UTF8.self).prefix { $0 != "\n" }))
+            if leftOff == nil { unlink(marker) }
+        }
     }
 
     convenience init(settings: OnScreenKeyboardSettings, environment: [String: String], logger: Logger,
                      run: @escaping ([String], String) -> Void) {
-        self.init(settings: settings, desktop: LiveDesktop(environment: environment, logger: logger), logger: logger, run: run)
+        self.init(settings: settings, desktop: LiveDesktop(environment: environment, logger: logger), logger: logger,
+                  marker: Self.markerPath(environment: environment), run: run)
+    }
+
+    /// `$XDG_STATE_HOME/kbd-commandd/osk-switched-off` (`~/.local/state/…` by default).
+    static func markerPath(environment: [String: String]) -> String? {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/kbd-commandd/osk-switched-off" }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        return home + "/.local/state/kbd-commandd/osk-switched-off"
+    }
+
+    private func note(_ backend: OnScreenKeyboardSettings.Backend?) {
+        guard let marker else { return }
+        guard let backend else {
+            unlink(marker)
+            return
+        }
+        // The folders as `mkdir -p` makes them, private to the user.
+        var path = ""
+        for part in marker.split(separator: "/").dropLast() {
+            path += "/" + part
+            mkdir(path, 0o700)
+        }
+        do {
+            let out = try FileOutput.create(path: marker, mode: 0o600)
+            out.write(backend.rawValue + "\n")
+            try out.flush()
+        } catch { logger.warning("on-screen keyboard: cannot note \(marker): \(error)") }
     }
 
     /// Takes the `[osk]` of a (re)loaded config; applies from the next change.
@@ -56,8 +94,25 @@ final class OnScreenKeyboard {
     func hardwareKeyboard(present now: Bool) {
         guard now != present else { return }
         present = now
+        if let backend = leftOff {
+            // A previous agent stopped without putting the keyboard back.
+            leftOff = nil
+            if let keyboard = desktop.keyboard(backend) {
+                if now {
+                    switchedOff = keyboard  // off, as it should be now: ours to put back later
+                    logger.info("on-screen keyboard: \(keyboard.name) was left off by an agent that did not stop cleanly; on again when the keyboard leaves")
+                    if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+                    return
+                }
+                switchedOff = keyboard
+                logger.info("on-screen keyboard: \(keyboard.name) was left off by an agent that did not stop cleanly")
+            } else {
+                note(nil)
+            }
+        }
         if now {
             switchedOff = hide()
+            if switchedOff != nil { note(hiddenBackend) }
             if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
         } else {
             restore()
@@ -72,6 +127,7 @@ final class OnScreenKeyboard {
         do {
             try keyboard.switchOn()
             logger.info("on-screen keyboard: \(keyboard.name) on again")
+            note(nil)
         } catch { logger.warning("on-screen keyboard: \(keyboard.name): \(error)") }
     }
 
@@ -81,9 +137,13 @@ final class OnScreenKeyboard {
         present = nil
     }
 
+    /// The backend a switch belongs to (the one `hide` asked for).
+    private var hiddenBackend: OnScreenKeyboardSettings.Backend = .none
+
     /// Switches the keyboard off when it was on; returns it then (nil: nothing to undo).
     private func hide() -> (any KeyboardSwitch)? {
         let backend = settings.backend == .auto ? desktop.running() : settings.backend
+        hiddenBackend = backend
         guard let keyboard = desktop.keyboard(backend) else { return nil }
         do {
             // Only a keyboard that was on is switched on again later.

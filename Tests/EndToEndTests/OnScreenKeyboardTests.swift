@@ -216,3 +216,51 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         #expect(try DesktopProcess.call { String(repeating: "x", count: 10_000) }.count == DesktopProcess.maxAnswerBytes - 1)
     }
 }
+
+/// An agent killed while a hardware keyboard was present (KWin and GNOME keep the setting
+/// across logins) leaves a note; the next agent puts the keyboard back (or keeps it off
+/// while a keyboard is still present, and puts it back when it leaves).
+@Suite struct OnScreenKeyboardCrashTests {
+    static func markerPath() -> String {
+        var template = Array("/tmp/kbd-osk-marker-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        return dir + "/state/kbd-commandd/osk-switched-off"
+    }
+
+    @Test("the next agent finds the note", arguments: [false, true])
+    func aKilledAgentsKeyboardComesBack(presentAtRestart: Bool) throws {
+        let marker = Self.markerPath()
+        let desktop = FakeDesktop()
+        let keyboard = RecordingSwitch(on: true)
+        desktop.switches[.kwin] = keyboard
+        var first: OnScreenKeyboard? = OnScreenKeyboard(settings: OnScreenKeyboardSettings(backend: .kwin), desktop: desktop, logger: quiet,
+                                                        marker: marker) { _, _ in }
+        first!.hardwareKeyboard(present: true)
+        #expect(!keyboard.on)
+        #expect(access(marker, F_OK) == 0)
+        first = nil  // killed: no restore
+        #expect(!keyboard.on)
+        let second = OnScreenKeyboard(settings: OnScreenKeyboardSettings(backend: .kwin), desktop: desktop, logger: quiet, marker: marker) { _, _ in }
+        second.hardwareKeyboard(present: presentAtRestart)
+        if presentAtRestart {
+            #expect(!keyboard.on)
+            #expect(access(marker, F_OK) == 0)
+            second.hardwareKeyboard(present: false)
+        }
+        #expect(keyboard.on)
+        #expect(access(marker, F_OK) != 0)
+        #expect(keyboard.log == ["off?", "on"])
+    }
+
+    @Test func aCleanStopLeavesNoNote() {
+        let marker = Self.markerPath()
+        let desktop = FakeDesktop()
+        desktop.switches[.gnome] = RecordingSwitch(on: true)
+        let osk = OnScreenKeyboard(settings: OnScreenKeyboardSettings(backend: .gnome), desktop: desktop, logger: quiet, marker: marker) { _, _ in }
+        osk.hardwareKeyboard(present: true)
+        osk.restore()
+        #expect(access(marker, F_OK) != 0)
+        #expect(OnScreenKeyboard.markerPath(environment: ["HOME": "/home/u"]) == "/home/u/.local/state/kbd-commandd/osk-switched-off")
+        #expect(OnScreenKeyboard.markerPath(environment: ["HOME": "/home/u", "XDG_STATE_HOME": "/s"]) == "/s/kbd-commandd/osk-switched-off")
+    }
+}
