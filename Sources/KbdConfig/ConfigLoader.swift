@@ -13,6 +13,12 @@ public enum ConfigLoader {
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
     /// tools read any file they are given.
     public static func load(path: String, trust: FileTrust = .any) throws(ConfigError) -> Config {
+        try parse(try readText(path: path, trust: trust), path: path)
+    }
+
+    /// Reads a file's text for `load` and the drop-in merge: 66-style problems (line 0) when
+    /// it cannot be read.
+    static func readText(path: String, trust: FileTrust) throws(ConfigError) -> String {
         let bytes: [UInt8]
         do { bytes = try readFile(path: path, limit: 16 << 20, trust: trust) } catch {
             let message = switch error {
@@ -24,7 +30,7 @@ public enum ConfigLoader {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: 0), message: "not valid UTF-8; expected a TOML text file")])
         }
-        return try parse(text, path: path)
+        return text
     }
 
     /// Parses and validates config text; `path` is used in messages.
@@ -33,6 +39,11 @@ public enum ConfigLoader {
         do { root = try TOMLParser.parse(text, path: path) } catch {
             throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: error.line), message: error.message)])
         }
+        return try interpret(root, path: path)
+    }
+
+    /// Validates a parsed TOML document as a config; `path` is used in messages.
+    static func interpret(_ root: TOMLTable, path: String) throws(ConfigError) -> Config {
         var problems: [ConfigError.Problem] = []
         func problem(_ line: Int, _ message: String) {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))

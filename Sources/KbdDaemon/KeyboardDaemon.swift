@@ -98,7 +98,7 @@ public final class KeyboardDaemon {
     private var scopes: [String] { scopeClaims.last?.scopes ?? [] }
     private var textInput: Bool { textInputClaims.last?.active ?? false }
     /// The result of a reload already done in this turn of the loop: repeated requests share it.
-    private var reloadThisTurn: Bool?
+    private var reloadThisTurn: ReloadOutcome?
     private var stopRequested = false
     private var events: [PipelineEvent] = []
     private var inputBuffer: [InputEvent] = []
@@ -476,9 +476,11 @@ public final class KeyboardDaemon {
             return reply("list_devices", ["devices": .array(deviceList().map(\.jsonValue))])
         case .reload:
             // A flood of reload requests compiles the config once per turn of the loop.
-            let ok = reloadThisTurn ?? reload()
-            reloadThisTurn = ok
-            return reply("reload", ["commands": .number(Double(pipeline.table.commands.count))], ok: ok)
+            let outcome = reloadThisTurn ?? reloadOutcome()
+            reloadThisTurn = outcome
+            var fields: [String: JSONValue] = ["commands": .number(Double(pipeline.table.commands.count))]
+            if case .refused(let reason) = outcome { fields["error"] = .string(reason) }
+            return reply("reload", fields, ok: outcome == .reloaded)
         case .ping:
             return reply("ping", [:])
         }
@@ -545,11 +547,20 @@ public final class KeyboardDaemon {
 
     /// Loads the config again. A bad config is logged and the old one kept (returns false).
     @discardableResult
-    public func reload() -> Bool {
+    public func reload() -> Bool { reloadOutcome() == .reloaded }
+
+    /// What a reload did: the new config is in use, or it was refused for this reason (every
+    /// problem, one per line, as `check` prints them) and the previous one kept.
+    public enum ReloadOutcome: Equatable, Sendable {
+        case reloaded
+        case refused(String)
+    }
+
+    public func reloadOutcome() -> ReloadOutcome {
         let next: Loaded
         do { next = try load() } catch {
             logger.error("reload failed, keeping the previous config: \(error)")
-            return false
+            return .refused(String(describing: error))
         }
         do {
             if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && geometryUnchanged(next.config) {
@@ -570,11 +581,11 @@ public final class KeyboardDaemon {
             }
         } catch {
             logger.error("reload failed, keeping the previous config: \(error)")
-            return false
+            return .refused(String(describing: error))
         }
         loaded = next
         logger.info("reloaded \(next.config.path): \(next.config.table.commands.count) commands")
-        return true
+        return .reloaded
     }
 
     private func geometryUnchanged(_ next: Config) -> Bool {

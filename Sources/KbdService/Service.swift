@@ -83,16 +83,25 @@ public enum Service {
     public static func loader(configPath: String, keymap keymapNames: KeymapNames, environment: [String: String])
         -> () throws -> KeyboardDaemon.Loaded
     {
+        loader(files: .single(configPath), keymap: keymapNames, environment: environment)
+    }
+
+    /// The same for a main file and its drop-ins: parsed again when any file changed, or a
+    /// drop-in came or went.
+    public static func loader(files: ConfigFiles, keymap keymapNames: KeymapNames, environment: [String: String])
+        -> () throws -> KeyboardDaemon.Loaded
+    {
         // A reload compiles the keymap again only when the names changed (a flood of reload
         // requests must not compile one keymap each).
         var lastKeymap: XkbKeymap?
         // Nor parse a file that did not change since it last loaded (same inode, size,
         // modification and change times): a reload request costs a stat then.
-        var lastLoad: (stamp: FileStamp, loaded: KeyboardDaemon.Loaded)?
+        var lastLoad: (stamp: [FileStamp?], paths: [String], loaded: KeyboardDaemon.Loaded)?
         return {
-            let stamp = FileStamp(path: configPath)
-            if let last = lastLoad, let stamp, last.stamp == stamp { return last.loaded }
-            let config = try ConfigLoader.load(path: configPath, trust: .strict)
+            let paths = files.paths()
+            let stamp = paths.map { FileStamp(path: $0) }
+            if let last = lastLoad, !stamp.contains(nil), last.stamp == stamp, last.paths == paths { return last.loaded }
+            let config = try ConfigLoader.load(files, trust: .strict)
             let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
             let keymap: XkbKeymap
             if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
@@ -102,7 +111,7 @@ public enum Service {
                 lastKeymap = keymap
             }
             let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
-            if let stamp { lastLoad = (stamp, loaded) }
+            if !stamp.contains(nil) { lastLoad = (stamp, paths, loaded) }
             return loaded
     }
     }
@@ -120,9 +129,10 @@ public enum Service {
         let logger = Logger(label: "kbd-commandd") { _ in StderrLogHandler(level: level, journal: journal) }
         let notifier = SystemdNotifier(environment: environment)
         let signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
-        let configPath = options.config
+        let files = options.configFiles(environment: environment)
+        let configPath = files.description
         let keymapNames = options.keymap
-        let load = loader(configPath: configPath, keymap: keymapNames, environment: environment)
+        let load = loader(files: files, keymap: keymapNames, environment: environment)
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {
             let isRoot = geteuid() == 0

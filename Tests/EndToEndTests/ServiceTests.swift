@@ -52,6 +52,16 @@ struct ServiceOptionsTests {
         #expect(o.socket == nil && !o.noSocket && !o.allowKeyEvents && !o.reportLatency && o.keymap == KeymapNames() && o.replay.isEmpty)
     }
 
+    /// Without --config the service reads the standard files (issue 15).
+    @Test func noConfigMeansTheStandardFiles() throws {
+        guard case .run(let o) = try ServiceOptions.parse([]) else { Issue.record("not a run"); return }
+        #expect(o.config == nil)
+        #expect(o.configFiles(environment: [:]) == ConfigFiles(main: "/etc/kbd-commandd/config.toml", dropInDirectory: "/etc/kbd-commandd/config.d"))
+        #expect(o.configFiles(environment: ["KBD_COMMANDD_CONFIG_DIR": "/srv/kbd/"]) == ConfigFiles(main: "/srv/kbd/config.toml", dropInDirectory: "/srv/kbd/config.d"))
+        guard case .run(let c) = try ServiceOptions.parse(["-c", "/x.toml"]) else { Issue.record("not a run"); return }
+        #expect(c.configFiles(environment: ["KBD_COMMANDD_CONFIG_DIR": "/srv/kbd"]) == ConfigFiles.single("/x.toml"))
+    }
+
     @Test(arguments: [
         (["--help"], ServiceOptions.Parsed.help), (["-c", "x", "-h"], .help), (["--version"], .version),
     ])
@@ -60,7 +70,6 @@ struct ServiceOptionsTests {
     }
 
     @Test(arguments: [
-        ([], "Missing expected argument '--config <file>'"),
         (["--config"], "Missing value for '--config <file>'"),
         (["-c", "a", "--bogus"], "Unknown option '--bogus'"),
         (["-c", "a", "extra"], "Unexpected argument 'extra'"),
