@@ -118,18 +118,21 @@ extension ConfigLoader {
         var devices = DeviceFilter()
         var osk = OnScreenKeyboardSettings()
         var geometry: TOMLTable?
+        var keymapLocation: SourceLocation?
+        var grabLocation: SourceLocation?
         var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
         var commands: [Command] = []
         for part in parts {
             guard let c = part.config else { continue }
             keymap = keymap.overlaying(c.keymap)
+            keymapLocation = keymapLocation ?? c.keymapLocation
             func has(_ section: String, _ key: String) -> Bool {
                 if case .table(let t)? = part.root[section] { return t[key] != nil }
                 return false
             }
             if has("devices", "include") { devices.include = c.devices.include }
             if has("devices", "exclude") { devices.exclude = c.devices.exclude }
-            if has("devices", "grab") { devices.grab = c.devices.grab }
+            if has("devices", "grab") { devices.grab = c.devices.grab; grabLocation = c.grabLocation }
             if has("osk", "backend") { osk.backend = c.osk.backend }
             if has("osk", "on_present") { osk.onPresent = c.osk.onPresent }
             if has("osk", "on_absent") { osk.onAbsent = c.osk.onAbsent }
@@ -144,7 +147,10 @@ extension ConfigLoader {
         do {
             let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
             if problems.isEmpty {
-                return Config(path: paths.first ?? files.main, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
+                var config = Config(path: paths.first ?? files.main, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
+                config.keymapLocation = keymapLocation
+                config.grabLocation = grabLocation
+                return config
             }
         } catch {
             // Conflicts inside one file were reported by that file already.

@@ -49,14 +49,24 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]")
         }
 
         // [keymap]
         var keymap = KeymapNames()
+        var keymapLocation: SourceLocation?
         if let entry = root.entry("keymap") {
+            keymapLocation = SourceLocation(path: path, line: entry.line)
             if case .table(let t) = entry.value {
+                var lines: [String: Int] = [:]
+                defer {
+                    // Names checked against the rules' list (evdev.lst), with the nearest ones.
+                    if let list = XkbRulesList.load(rules: keymap.rules) {
+                        for p in list.problems(keymap) { problem(lines[p.field] ?? entry.line, "keymap.\(p.field): \(p.message)") }
+                    }
+                }
                 for e in t.entries {
+                    lines[e.key] = e.line
                     guard case .string(let s) = e.value else {
                         problem(e.line, "keymap.\(e.key): expected a string, found \(e.value.kindDescription)")
                         continue
@@ -67,7 +77,7 @@ public enum ConfigLoader {
                     case "layout": keymap.layout = s
                     case "variant": keymap.variant = s
                     case "options": keymap.options = s
-                    default: problem(e.line, "unknown key 'keymap.\(e.key)'; expected rules, model, layout, variant or options")
+                    default: problem(e.line, "unknown key 'keymap.\(e.key)'\(hint(e.key, ["rules", "model", "layout", "variant", "options"])); expected rules, model, layout, variant or options")
                     }
                 }
             } else {
@@ -85,7 +95,7 @@ public enum ConfigLoader {
                         if case .integer(let v) = e.value, v > 0, v <= 60_000 { timeout = Int(v) } else {
                             problem(e.line, "settings.sequence_timeout_ms: expected an integer from 1 to 60000")
                         }
-                    default: problem(e.line, "unknown key 'settings.\(e.key)'; expected sequence_timeout_ms")
+                    default: problem(e.line, "unknown key 'settings.\(e.key)'\(hint(e.key, ["sequence_timeout_ms"])); expected sequence_timeout_ms")
                     }
                 }
             } else {
@@ -95,6 +105,7 @@ public enum ConfigLoader {
 
         // [devices]
         var devices = DeviceFilter()
+        var grabLocation: SourceLocation?
         if let entry = root.entry("devices") {
             if case .table(let t) = entry.value {
                 for e in t.entries {
@@ -106,8 +117,8 @@ public enum ConfigLoader {
                         }
                         if e.key == "include" { devices.include = list } else { devices.exclude = list }
                     case "grab":
-                        if case .boolean(let b) = e.value { devices.grab = b } else { problem(e.line, "devices.grab: expected true or false") }
-                    default: problem(e.line, "unknown key 'devices.\(e.key)'; expected include, exclude or grab")
+                        if case .boolean(let b) = e.value { devices.grab = b; grabLocation = SourceLocation(path: path, line: e.line) } else { problem(e.line, "devices.grab: expected true or false") }
+                    default: problem(e.line, "unknown key 'devices.\(e.key)'\(hint(e.key, ["include", "exclude", "grab"])); expected include, exclude or grab")
                     }
                 }
             } else {
@@ -138,7 +149,7 @@ public enum ConfigLoader {
                             continue
                         }
                         if e.key == "on_present" { osk.onPresent = list } else { osk.onAbsent = list }
-                    default: problem(e.line, "unknown key 'osk.\(e.key)'; expected backend, on_present or on_absent")
+                    default: problem(e.line, "unknown key 'osk.\(e.key)'\(hint(e.key, ["backend", "on_present", "on_absent"])); expected backend, on_present or on_absent")
                     }
                 }
             } else {
@@ -165,11 +176,22 @@ public enum ConfigLoader {
         // Conflicts are checked among the commands that parsed, so one run reports everything.
         do {
             let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
-            if problems.isEmpty { return Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk) }
+            if problems.isEmpty {
+                var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
+                config.keymapLocation = keymapLocation
+                config.grabLocation = grabLocation
+                return config
+            }
         } catch {
             for c in error.conflicts { problems.append(.init(location: c.location, message: c.message)) }
         }
         throw ConfigError(problems: problems.sorted { $0.location.line < $1.location.line })
+    }
+
+    /// `; did you mean 'title'?` for a misspelt name, else nothing.
+    static func hint(_ word: String, _ names: [String]) -> String {
+        let near = NearestNames.nearest(to: word, in: names, limit: 2)
+        return near.isEmpty ? "" : " (did you mean \(NearestNames.list(near))?)"
     }
 
     private static func stringArray(_ value: TOMLValue) -> [String]? {
@@ -185,7 +207,7 @@ public enum ConfigLoader {
     private static func command(from t: TOMLTable, path: String, problem: (Int, String) -> Void) -> Command? {
         var ok = true
         for e in t.entries where !commandKeys.contains(e.key) {
-            problem(e.line, "unknown key '\(e.key)' in [[command]]; expected one of \(commandKeys.joined(separator: ", "))")
+            problem(e.line, "unknown key '\(e.key)' in [[command]]\(hint(e.key, commandKeys)); expected one of \(commandKeys.joined(separator: ", "))")
             ok = false
         }
         func string(_ key: String, required: Bool) -> (String, Int)? {

@@ -46,10 +46,31 @@ func maxClients(_ wanted: Int, logger: Logger) -> Int {
     return wanted
 }
 
+/// Names given on the command line and in `XKB_DEFAULT_*` are checked against the rules' list
+/// (the config's were checked when it loaded); a keymap xkbcommon cannot compile is one error
+/// with xkbcommon's reasons, at the config's `[keymap]` line when the names came from there.
 public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String]) throws -> XkbKeymap {
     let resolved = KeymapNames.resolve(commandLine: commandLine, config: config.keymap, environment: environment)
+    if let list = XkbRulesList.load(rules: resolved.rules) {
+        var problems = list.problems(commandLine).map { "--\($0.field): \($0.message)" }
+        // Only what the environment decides (nothing above it names that field).
+        let e = KeymapNames.fromEnvironment(environment), c = config.keymap
+        let layoutAbove = commandLine.layout != nil || c.layout != nil
+        let env = KeymapNames(
+            rules: nil, model: commandLine.model ?? c.model == nil ? e.model : nil, layout: layoutAbove ? nil : e.layout,
+            variant: layoutAbove ? nil : e.variant, options: commandLine.options ?? c.options == nil ? e.options : nil)
+        problems += list.problems(env).map { "XKB_DEFAULT_\($0.field == "options" ? "OPTIONS" : $0.field.uppercased()): \($0.message)" }
+        if !problems.isEmpty { throw KeymapError(message: problems.joined(separator: "\n")) }
+    }
     let context = try XkbContext()
-    return try XkbKeymap(context: context, names: resolved)
+    do {
+        return try XkbKeymap(context: context, names: resolved)
+    } catch {
+        if let location = config.keymapLocation, commandLine.layout == nil {
+            throw KeymapError(message: "\(location): keymap: \(error.message)")
+        }
+        throw error
+    }
 }
 
 /// The service process: logging, sd_notify, signals, and the daemon's event loop.
@@ -110,6 +131,9 @@ public enum Service {
                 keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
                 lastKeymap = keymap
             }
+            // Two chords that are one press on this keymap: only one could fire (as `check` says).
+            let conflicts = ConfigLoader.samePressConflicts(config.table, keymap: keymap)
+            if !conflicts.isEmpty { throw ConfigError(problems: conflicts) }
             let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
             if !stamp.contains(nil) { lastLoad = (stamp, paths, loaded) }
             return loaded

@@ -48,7 +48,11 @@ struct CheckCommand: ParsableCommand {
             }
             let keymap = try keymapOptions.keymap(config: loaded, environment: ProcessEnvironment.current())
             let table = loaded.table
-            for warning in ConfigLoader.textKeyWarnings(table) {
+            // Chords that differ in text but are one press on this layout: only one could fire.
+            let conflicts = ConfigLoader.samePressConflicts(table, keymap: keymap)
+            if !conflicts.isEmpty { throw ConfigError(problems: conflicts) }
+            let environment = ProcessEnvironment.current()
+            for warning in ConfigLoader.warnings(loaded, path: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") {
                 stderr.write("Warning: \(warning.description.escapingControlCharacters)\n")
             }
             let stdout = FileOutput.standardOutput()

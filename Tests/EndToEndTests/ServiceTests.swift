@@ -120,10 +120,11 @@ struct RunExecutesTheServiceTests {
     @Test func usageErrorsExit64WithTheUsage() {
         let r = runTool(["run", "--config", "x.toml", "--max-children", "0"])
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("Error: --max-children must be a whole number of at least 1, not '0'\nUsage: kbd-commandd run --config <file>"))
-        let missing = runTool(["run"])
-        #expect(missing.status == 64)
-        #expect(missing.stderr.hasPrefix("Error: Missing expected argument '--config <file>'\n"))
+        #expect(r.stderr.hasPrefix("Error: --max-children must be a whole number of at least 1, not '0'\nUsage: kbd-commandd run [--config <file>]"))
+        // Without --config: the standard files (issue 15); none there is exit 66 naming it.
+        let missing = runTool(["run", "--no-socket", "--input-dir", "/nonexistent"], environment: ["KBD_COMMANDD_CONFIG_DIR": "/nonexistent/kbd-etc"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("Error: /nonexistent/kbd-etc/config.toml:0: cannot read the config: No such file or directory\n"))
     }
 
     @Test func theRunningServiceIsTheDaemonBinaryInTheSameProcess() throws {
