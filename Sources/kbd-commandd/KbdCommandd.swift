@@ -23,6 +23,6 @@ struct KbdCommandd: ParsableCommand {
             78 bad config or keymap (file:line).
             """,
         version: ServiceOptions.version,
-        subcommands: [ReplayCommand.self, RunCommand.self, AgentCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, ReloadCommand.self, GeometryCommand.self]
+        subcommands: [ReplayCommand.self, RunCommand.self, AgentCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, ReloadCommand.self, MonitorCommand.self, GeometryCommand.self]
     )
 }
