@@ -141,7 +141,9 @@ public final class KeyboardDaemon {
             logger.warning("cannot watch for new devices yet (no input directory); will retry")
         }
         for path in source.scan() { openDevice(path) }
-        logger.info("ready: \(loaded.config.table.commands.count) commands, \(open.count) keyboards")
+        let refused = unreadableNodes
+        if refused > 0 { logger.warning("\(refused) input nodes could not be opened: permission denied. \(Self.accessFix)") }
+        logger.info("ready: \(loaded.config.table.commands.count) commands, \(open.count) keyboards\(refused > 0 ? ", \(refused) input nodes not readable" : "")")
     }
 
     private static func makePipeline(_ loaded: Loaded, options: Options) throws -> Pipeline {
@@ -247,8 +249,12 @@ public final class KeyboardDaemon {
         let device: any InputDevice
         do { device = try source.open(path) } catch {
             // EACCES right after creation is normal: udev has not set the permissions yet.
+            // EACCES again after udev changed the node (a hotplug retry): the service lacks the right.
+            let retried = known[path]?.error != nil
             known[path] = DeviceRow(path: path, name: "", error: error.message, reportsOpen: true)
-            if error.errno != EACCES && error.errno != ENOENT && error.errno != ENODEV {
+            if error.errno == EACCES || error.errno == EPERM {
+                if retried { logger.warning("cannot open \(path): \(error.message); \(unreadableNodes) input nodes not readable. \(Self.accessFix)") }
+            } else if error.errno != ENOENT && error.errno != ENODEV {
                 logger.warning("cannot open \(path): \(error.message)")
             }
             return
@@ -277,6 +283,14 @@ public final class KeyboardDaemon {
         let keys = device.keysDown()
         if !keys.isEmpty { pipeline.process(.resynchronized(id, keysDown: keys, time: clock()), into: &events) }
         publish()
+    }
+
+    /// What to do when nodes are not readable.
+    static let accessFix = "Keys on those keyboards are not seen: add the service user to group input, or install a udev rule that gives it read access"
+
+    /// Nodes the service may not read (permission denied), as `list_devices` shows them.
+    public var unreadableNodes: Int {
+        known.values.filter { $0.id == nil && ($0.error?.contains("Permission denied") ?? false || $0.error?.contains("Operation not permitted") ?? false) }.count
     }
 
     private func closeDevice(_ id: DeviceID, reason: String) {
@@ -335,14 +349,14 @@ public final class KeyboardDaemon {
         for event in events {
             switch event {
             case .chord(_, let device, let chord):
-                logger.info("chord \(chord) on \"\(device)\"")
+                logger.debug("chord \(chord) on \"\(device)\"")
             case .command(let time, let device, let command, let chord):
                 // A binding on a key that types text would put what was typed in the log:
                 // such commands are logged without their chord.
                 if command.keys.contains(where: { !$0.hasCommandModifier }) {
-                    logger.info("command \(command.id) on \"\(device)\"")
+                    logger.info("command \(command.id) \"\(command.title)\" on \"\(device)\"")
                 } else {
-                    logger.info("command \(command.id) (\(chord)) on \"\(device)\"")
+                    logger.info("command \(command.id) \"\(command.title)\" (\(chord)) on \"\(device)\"")
                 }
                 if !command.run.isEmpty { runner.run(command.run, commandID: command.id) }
                 dispatchObserver?(command, time, clock())

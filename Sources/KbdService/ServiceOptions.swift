@@ -155,8 +155,9 @@ public struct ServiceOptions: Equatable, Sendable {
         /etc/kbd-commandd). Under systemd it sends READY=1, RELOADING=1 and STOPPING=1.
 
         The control socket (JSON Lines) defaults to /run/kbd-commandd/socket as root, else
-        $XDG_RUNTIME_DIR/kbd-commandd.socket. Logged: device events, commands, chords with
-        Ctrl, Alt or Super. Never typed text.
+        $XDG_RUNTIME_DIR/kbd-commandd.socket. Logged: device events, commands with their titles,
+        chords with Ctrl, Alt or Super (at debug level), input nodes it may not read.
+        Never typed text.
 
         The service is the small binary kbd-commandd-daemon (installed beside kbd-commandd,
         which runs it for 'kbd-commandd run'); it takes the same options.
