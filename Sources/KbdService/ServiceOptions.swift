@@ -170,7 +170,7 @@ public struct ServiceOptions: Equatable, Sendable {
 
         Examples:
           kbd-commandd run
-          kbd-commandd run -c examples/commands.toml --no-socket --replay examples/recordings/ctrl-shift-t.evemu
+          kbd-commandd run -c examples/commands.toml --no-socket --replay examples/recordings/ctrl-shift-c.evemu
 
         USAGE: \(synopsis)
 

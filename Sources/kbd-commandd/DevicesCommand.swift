@@ -13,8 +13,8 @@ struct DevicesCommand: ParsableCommand {
 
             Examples:
               kbd-commandd devices
-              kbd-commandd devices --config /etc/kbd-commandd/config.toml --format json
-              kbd-commandd devices some-device.evemu
+              kbd-commandd devices --format json
+              kbd-commandd devices examples/recordings/logitech-k400-ctrl-c.evemu
             """
     )
 

@@ -22,7 +22,6 @@ struct ReloadCommand: ParsableCommand {
 
             Examples:
               kbd-commandd reload
-              kbd-commandd reload --socket /run/kbd-commandd/socket
             """
     )
 
