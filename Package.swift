@@ -61,12 +61,15 @@ let package = Package(
             providers: [.apt(["libxkbcommon-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
-        // sd-bus (libsystemd's headers; the library is loaded with dlopen when the agent first
-        // needs the session bus), the client of the agent's on-screen-keyboard backends.
+        // sd-bus (libsystemd's headers; the library is loaded with dlopen, in the child process
+        // the agent makes each bus call in), the client of the agent's D-Bus backends.
         .systemLibrary(
             name: "CSystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // GSettings from GIO (declared in the shim, so no GLib headers are needed; libgio is
+        // loaded with dlopen, in the child process the agent makes each GSettings call in).
+        .systemLibrary(name: "CGio"),
         // The library, one target per room (see README "Module map"): arrows point one way,
         // and SwiftPM refuses a cycle. `HardwareInput` is the umbrella that re-exports them.
         .target(name: "KbdJSON", swiftSettings: hotPath),
@@ -117,7 +120,7 @@ let package = Package(
         // on-screen keyboard following the hardware keyboard. No argument parser, no Foundation.
         .target(
             name: "KbdAgent",
-            dependencies: ["KbdService", "HardwareInput", "CSystemd", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdService", "HardwareInput", "CSystemd", "CGio", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).

@@ -1,13 +1,16 @@
 #!/bin/bash
 # The session agent end to end with the real desktop (issue 13): a headless sway session
-# as the unprivileged KBD_USER with squeekboard, then with wvkbd; the service (root)
-# replays a USB keyboard that attaches, types Ctrl+Alt+T and detaches
-# (ctrl-alt-t.evemu); the agent, in the session, hides the on-screen keyboard at attach,
-# runs the bound program as the user with the session's WAYLAND_DISPLAY, and shows the
-# keyboard again after the detach. A second agent of another uid (nobody) registers its
-# own table and must get none of the first agent's commands.
+# as the unprivileged KBD_USER with squeekboard, then with wvkbd, then with GNOME's
+# setting (GSettings through dconf on the session bus); the service (root) replays a USB
+# keyboard that attaches, types Ctrl+Alt+T and detaches (ctrl-alt-t.evemu); the agent, in
+# the session, hides the on-screen keyboard at attach, runs the bound program as the user
+# with the session's WAYLAND_DISPLAY, and shows the keyboard again after the detach (a
+# GNOME screen keyboard the user had switched off stays off; that run also lets `auto`
+# find GNOME through XDG_CURRENT_DESKTOP). A second agent of another uid (nobody)
+# registers its own table and must get none of the first agent's commands.
 #
 #   tests-desktop/agent-e2e.sh [BUILD_DIR]      (root; setup-host.sh first)
+#   SCENARIOS="kwin kwin-off" tests-desktop/agent-e2e.sh …    only these runs
 #
 # Ends with "N passed, N failed"; exit 1 when something failed.
 set -uo pipefail
@@ -36,9 +39,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# One run: $1 is the backend (squeekboard or wvkbd).
+# GNOME's setting, read or written as the user in the session (dconf in its XDG_CONFIG_HOME).
+a11y_key=(org.gnome.desktop.a11y.applications screen-keyboard-enabled)
+gnome_setting() { as_user gsettings get "${a11y_key[@]}"; }
+gnome_setting_is() { [ "$(gnome_setting 2>/dev/null)" = "$1" ]; }
+# KWin's virtual keyboard switch (org.kde.kwin.VirtualKeyboard enabled), as the user.
+kwin_vk=(org.kde.KWin /VirtualKeyboard org.kde.kwin.VirtualKeyboard enabled)
+kwin_enabled_is() { [ "$(as_user busctl --user get-property "${kwin_vk[@]}" 2>/dev/null)" = "b $1" ]; }
+
+# One run: $1 is the scenario: squeekboard, wvkbd, gnome (the setting true before the
+# keyboard) or gnome-off (false before, and backend = "auto" in a session that says GNOME),
+# kwin (a KWin session, its virtual keyboard enabled before) or kwin-off (disabled before,
+# backend = "auto", which finds org.kde.KWin on the bus).
 scenario() {
-    local backend=$1
+    local backend=$1 before=true osk_backend=$1
+    case $1 in
+        gnome-off) backend=gnome before=false osk_backend=auto ;;
+        kwin-off) backend=kwin before=false osk_backend=auto ;;
+    esac
     rm -rf "$work"
     mkdir -p "$work/nobody" "$work/user"
     chown "$KBD_USER" "$work/user"
@@ -47,13 +65,17 @@ scenario() {
     printf '' > "$work/system.toml"
     chmod 644 "$work/system.toml"
 
-    "$here/session.sh" start "--$backend" >/dev/null || { failed=$((failed + 1)); echo "FAILED: $backend: the session did not start"; return; }
+    local session=("--$backend")
+    [ "$backend" != gnome ] || session=()
+    "$here/session.sh" start "${session[@]}" >/dev/null || { failed=$((failed + 1)); echo "FAILED: $1: the session did not start"; return; }
     # The user's config, in the session's XDG_CONFIG_HOME, owned by the user.
     local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
     mkdir -p "$cfg"
     cat > "$cfg/config.toml" <<EOF
 [osk]
-backend = "$backend"
+backend = "$osk_backend"
+on_present = ["/bin/sh", "-c", "echo present >> $work/user/presence"]
+on_absent = ["/bin/sh", "-c", "echo absent >> $work/user/presence"]
 
 [[command]]
 id = "terminal"
@@ -64,14 +86,24 @@ EOF
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
     if [ "$backend" = squeekboard ]; then
         "$here/osk-state" squeekboard set true >/dev/null
-        check "$backend: squeekboard shows its panel before the keyboard" "$here/osk-state" squeekboard --expect true
-        check "$backend: the screenshot shows the panel" "$here/osk-state" panel --expect shown --timeout 10
+        check "$1: squeekboard shows its panel before the keyboard" "$here/osk-state" squeekboard --expect true
+        check "$1: the screenshot shows the panel" "$here/osk-state" panel --expect shown --timeout 10
+    elif [ "$backend" = gnome ]; then
+        as_user gsettings set "${a11y_key[@]}" "$before"
+        check "$1: screen-keyboard-enabled is $before before the keyboard" gnome_setting_is "$before"
+    elif [ "$backend" = kwin ]; then
+        as_user busctl --user set-property "${kwin_vk[@]}" b "$before"
+        check "$1: KWin's virtual keyboard enabled is $before before the keyboard" kwin_enabled_is "$before"
     else
-        check "$backend: wvkbd shows its panel before the keyboard" "$here/osk-state" wvkbd --expect shown
+        check "$1: wvkbd shows its panel before the keyboard" "$here/osk-state" wvkbd --expect shown
     fi
 
     # The agent in the session, as the user, started before the service (it waits for it).
+    # gnome-off: a GNOME session as far as XDG_CURRENT_DESKTOP tells (what auto looks at).
+    local EXTRA_ENV=()
+    [ "$1" != gnome-off ] || EXTRA_ENV=(XDG_CURRENT_DESKTOP=GNOME)
     spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
+    unset EXTRA_ENV
     # A second agent of another uid, with its own chord.
     printf '[osk]\nbackend = "none"\n\n[[command]]\nid = "other"\nkeys = "Ctrl+Alt+B"\nrun = ["/bin/sh", "-c", "echo other > %s/nobody/proof"]\n' "$work" > "$work/nobody/config.toml"
     chown nobody "$work/nobody/config.toml"
@@ -83,25 +115,44 @@ EOF
         --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
     service_pid=$!
 
-    check "$backend: both agents register with the service" \
+    check "$1: both agents register with the service" \
         wait_for 10 eval "[ \$(grep -c 'registered 1 commands' '$work/service.log' '$SESSION_DIR/agent.log' '$work/nobody.log' 2>/dev/null | awk -F: '{s+=\$2} END {print s}') -ge 2 ]"
     if [ "$backend" = squeekboard ]; then
-        check "$backend: hidden while the hardware keyboard is present" "$here/osk-state" squeekboard --expect false --timeout 10
-        check "$backend: the screenshot shows no panel" "$here/osk-state" panel --expect hidden --timeout 10
+        check "$1: hidden while the hardware keyboard is present" "$here/osk-state" squeekboard --expect false --timeout 10
+        check "$1: the screenshot shows no panel" "$here/osk-state" panel --expect hidden --timeout 10
+    elif [ "$1" = gnome ]; then
+        check "$1: screen-keyboard-enabled false while the hardware keyboard is present" wait_for 10 gnome_setting_is false
+    elif [ "$1" = gnome-off ]; then
+        check "$1: auto found GNOME, whose screen keyboard was off, and left it so" \
+            wait_for 10 grep -q "GNOME's screen keyboard .* was off; left as it is" "$SESSION_DIR/agent.log"
+    elif [ "$1" = kwin ]; then
+        check "$1: KWin's virtual keyboard disabled while the hardware keyboard is present" wait_for 10 kwin_enabled_is false
+    elif [ "$1" = kwin-off ]; then
+        check "$1: auto found KWin, whose virtual keyboard was disabled, and left it so" \
+            wait_for 10 grep -q "KWin's virtual keyboard was off; left as it is" "$SESSION_DIR/agent.log"
     else
-        check "$backend: hidden while the hardware keyboard is present" "$here/osk-state" wvkbd --expect hidden --timeout 10
+        check "$1: hidden while the hardware keyboard is present" "$here/osk-state" wvkbd --expect hidden --timeout 10
     fi
-    check "$backend: the command ran as $KBD_USER with the session's WAYLAND_DISPLAY" \
+    check "$1: the command ran as $KBD_USER with the session's WAYLAND_DISPLAY" \
         wait_for 10 eval "grep -qx 'wayland-[0-9]* $KBD_USER' '$work/user/proof' 2>/dev/null"
     if [ "$backend" = squeekboard ]; then
-        check "$backend: shown again after the keyboard left" "$here/osk-state" squeekboard --expect true --timeout 10
-        check "$backend: the screenshot shows the panel again" "$here/osk-state" panel --expect shown --timeout 10
+        check "$1: shown again after the keyboard left" "$here/osk-state" squeekboard --expect true --timeout 10
+        check "$1: the screenshot shows the panel again" "$here/osk-state" panel --expect shown --timeout 10
+    elif [ "$backend" = gnome ] || [ "$backend" = kwin ]; then
+        # on_absent runs after the agent restored the setting: then it must be what it was.
+        # (The agent also runs it when it connects while no keyboard is present.)
+        check "$1: the agent saw the keyboard leave" wait_for 10 eval "tr '\\n' ' ' < '$work/user/presence' | grep -q 'present absent'"
+        if [ "$backend" = gnome ]; then
+            check "$1: screen-keyboard-enabled is $before again after the keyboard left" gnome_setting_is "$before"
+        else
+            check "$1: KWin's virtual keyboard enabled is $before again after the keyboard left" kwin_enabled_is "$before"
+        fi
     else
-        check "$backend: shown again after the keyboard left" "$here/osk-state" wvkbd --expect shown --timeout 10
+        check "$1: shown again after the keyboard left" "$here/osk-state" wvkbd --expect shown --timeout 10
     fi
-    check "$backend: the other uid's agent got none of the first agent's commands" \
+    check "$1: the other uid's agent got none of the first agent's commands" \
         eval "[ ! -e '$work/nobody/proof' ] && ! grep -q 'command terminal' '$work/nobody.log'"
-    check "$backend: nothing typed reached a log" \
+    check "$1: nothing typed reached a log" \
         eval "! grep -qi 'KEY_T\\|keysym' '$work/service.log' '$SESSION_DIR/agent.log' '$work/nobody.log'"
     if [ $failed -gt 0 ]; then
         echo "--- service"; cat "$work/service.log"; echo "--- agent"; cat "$SESSION_DIR/agent.log"; echo "--- other agent"; cat "$work/nobody.log"
@@ -109,8 +160,7 @@ EOF
     cleanup
 }
 
-scenario squeekboard
-scenario wvkbd
+for s in ${SCENARIOS:-squeekboard wvkbd gnome gnome-off kwin kwin-off}; do scenario "$s"; done
 rm -rf "$work"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -9,6 +9,10 @@
 #                        in this SESSION_DIR) and prints the path of session.env
 #                        (WAYLAND_DISPLAY, SWAYSOCK, I3SOCK, DBUS_SESSION_BUS_ADDRESS,
 #                        XDG_RUNTIME_DIR, KBD_DESKTOP_SESSION as KEY=value lines)
+#   session.sh start --kwin
+#                        the same with KDE's KWin (kwin_wayland --virtual) instead of
+#                        sway; returns once KWin owns org.kde.KWin on the session bus
+#                        (no SWAYSOCK, no reference screenshot: grim needs wlroots)
 #   session.sh squeekboard
 #                        starts squeekboard; returns once it owns sm.puri.OSK0
 #   session.sh wvkbd [--hidden]
@@ -68,16 +72,18 @@ start_wvkbd() {
 
 start() {
     require_root
-    local squeekboard=0 wvkbd=()
+    local squeekboard=0 wvkbd=() kwin=0
     while [ $# -gt 0 ]; do
         case $1 in
             --squeekboard) squeekboard=1 ;;
             --wvkbd) wvkbd=(--shown) ;;
             --wvkbd-hidden) wvkbd=(--hidden) ;;
-            *) die "unknown option '$1' (start [--squeekboard] [--wvkbd | --wvkbd-hidden])" ;;
+            --kwin) kwin=1 ;;
+            *) die "unknown option '$1' (start [--squeekboard] [--wvkbd | --wvkbd-hidden] | start --kwin)" ;;
         esac
         shift
     done
+    [ "$kwin" = 0 ] || [ "$squeekboard$((${#wvkbd[@]}))" = 00 ] || die "--kwin is a session of its own (KWin has its virtual keyboard)"
     id "$KBD_USER" >/dev/null 2>&1 || die "no user $KBD_USER: run tests-desktop/setup-host.sh first"
     local t0; t0=$(now_us)
     [ -z "$(marked_pids)" ] || stop >/dev/null 2>&1 || true
@@ -104,6 +110,9 @@ exec $SESSION_DIR/write-env.sh
 CONF
     chmod 0644 "$SESSION_DIR/sway.conf"
 
+    if [ "$kwin" = 1 ]; then start_kwin "$t0"; return; fi
+    echo sway > "$SESSION_DIR/compositor"
+
     # dbus-run-session starts a bus, runs sway on it, and ends the bus when sway exits.
     EXTRA_ENV=(WLR_BACKENDS=headless WLR_RENDERER=pixman WLR_LIBINPUT_NO_DEVICES=1 XDG_CURRENT_DESKTOP=sway XDG_SESSION_TYPE=wayland)
     spawn_as_user "$SESSION_DIR/sway.log" setsid dbus-run-session -- sway -c "$SESSION_DIR/sway.conf"
@@ -125,6 +134,33 @@ CONF
     echo "$ENV_FILE"
 }
 
+# KWin (Plasma 5.27's kwin_wayland) headless: --virtual renders to memory (llvmpipe);
+# the programs after its options start once it is up, with its WAYLAND_DISPLAY.
+# It runs from a copy in SESSION_DIR: Debian gives /usr/bin/kwin_wayland the file
+# capability cap_sys_resource, and exec fails (EPERM) wherever that capability is not in
+# the bounding set, as in containers; a copy has none. The copy keeps the name: KWin's
+# own Qt platform plugin refuses to load into a binary not named kwin_wayland.
+start_kwin() {
+    local t0=$1
+    command -v kwin_wayland >/dev/null || die "kwin_wayland is not installed: run tests-desktop/setup-host.sh"
+    echo kwin > "$SESSION_DIR/compositor"
+    rm -f "$SESSION_DIR/empty.ppm"
+    install -d -m 0755 "$SESSION_DIR/bin"
+    cp "$(command -v kwin_wayland)" "$SESSION_DIR/bin/kwin_wayland"
+    local width=${OUTPUT_MODE%x*} height=${OUTPUT_MODE#*x}
+    EXTRA_ENV=(XDG_CURRENT_DESKTOP=KDE XDG_SESSION_TYPE=wayland)
+    spawn_as_user "$SESSION_DIR/kwin.log" setsid dbus-run-session -- "$SESSION_DIR/bin/kwin_wayland" --virtual --no-lockscreen \
+        --width "$width" --height "$height" --socket wayland-1 "$SESSION_DIR/write-env.sh"
+    unset EXTRA_ENV
+    echo "$SPAWNED_PID" > "$SESSION_DIR/session.pid"
+    wait_for "$WAIT_SECONDS" test -s "$ENV_FILE" \
+        || { tail -20 "$SESSION_DIR/kwin.log" >&2; die "KWin did not write $ENV_FILE within ${WAIT_SECONDS}s"; }
+    wait_for "$WAIT_SECONDS" dbus_name_has_owner org.kde.KWin \
+        || { tail -20 "$SESSION_DIR/kwin.log" >&2; die "KWin did not own org.kde.KWin within ${WAIT_SECONDS}s"; }
+    echo "KWin ready after $(since "$t0")s" >&2
+    echo "$ENV_FILE"
+}
+
 stop() {
     local t0; t0=$(now_us)
     local seen
@@ -132,8 +168,12 @@ stop() {
     # wvkbd 0.12 does not exit when its compositor goes away, it spins: it goes first.
     local p
     for p in $(pids_named wvkbd-mobintl); do kill -TERM "$p" 2>/dev/null || true; done
-    # Then sway: its clients exit when it does, and dbus-run-session ends the bus.
-    if [ -s "$ENV_FILE" ]; then timeout 3 bash -c '. "$0"; as_user swaymsg exit' "$DESKTOP_DIR/lib.sh" >/dev/null 2>&1 || true; fi
+    # Then the compositor: its clients exit when it does, and dbus-run-session ends the bus.
+    if [ "$(cat "$SESSION_DIR/compositor" 2>/dev/null)" = kwin ]; then
+        for p in $(pids_named kwin_wayland); do kill -TERM "$p" 2>/dev/null || true; done
+    elif [ -s "$ENV_FILE" ]; then
+        timeout 3 bash -c '. "$0"; as_user swaymsg exit' "$DESKTOP_DIR/lib.sh" >/dev/null 2>&1 || true
+    fi
     wait_for 3 test -z "$(marked_pids)" || true
     local left signal
     for signal in TERM KILL; do

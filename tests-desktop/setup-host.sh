@@ -9,8 +9,12 @@ set -euo pipefail
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and creates the user $KBD_USER)"
 
 # dbus-run-session is in dbus-bin; fonts-dejavu-core gives the keyboards' labels a font.
+# GNOME's setting: the schema, dconf (the GSettings backend and its D-Bus service) and
+# the gsettings tool the tests observe it with. kwin-wayland: KDE's compositor, headless
+# with --virtual (a session of its own, session.sh start --kwin).
 packages=(sway squeekboard wvkbd grim foot dbus dbus-bin dbus-user-session xvfb xauth i3 xterm x11-utils
-          at-spi2-core python3-gi gir1.2-gtk-3.0 libsystemd-dev libxcb1-dev fonts-dejavu-core)
+          at-spi2-core python3-gi gir1.2-gtk-3.0 libsystemd-dev libxcb1-dev fonts-dejavu-core
+          gsettings-desktop-schemas dconf-service dconf-gsettings-backend libglib2.0-bin kwin-wayland)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -232,6 +232,103 @@ waitfor /MARKER-copy/ 5s
     ])
 
 
+PRESENCE_CONFIG = CONFIG + """
+[devices]
+# The guest's boot keyboard (virtio) stands for no real keyboard here: the devices under
+# test are the uinput/uhid ones and the USB keyboard the script plugs.
+exclude = ["QEMU Virtio Keyboard"]
+"""
+
+# Run by tests-kernel/vdev (as root) inside the guest: it makes the devices, starts the
+# service as uid 1000, moves the switches, and waits for each verdict in the service's log.
+PRESENCE_SCRIPT = r"""
+switch vdev-tablet-switch 1 0
+kbd vdev-at-keyboard 11
+kbd vdev-usb-said-internal 03
+sleep 300
+sh udevadm settle; for e in /sys/class/input/event*; do [ "$(cat $e/device/name)" = vdev-usb-said-internal ] && echo E:ID_INTEGRATION=internal >>/run/udev/data/c$(cat $e/dev); done
+sh %(as_user)s %(binary)s run --config /tmp/p.toml --socket /tmp/k.sock >/tmp/d.log 2>&1 & echo $! >/tmp/d.pid
+waitlog ready:
+sh %(as_user)s %(binary)s watch --socket /tmp/k.sock --retry 10 --request '{"request":"subscribe","events":["presence"]}' >/tmp/state.log 2>&1
+sw vdev-tablet-switch tablet 0
+waitlog hardware keyboard present (internal keyboard)
+sw vdev-tablet-switch lid 1
+waitlog hardware keyboard absent (lid closed)
+echo PLUG-USB-NOW
+waitlog hardware keyboard present (external keyboard)
+echo UNPLUG-USB-NOW
+waitlog hardware keyboard absent (lid closed)
+sw vdev-tablet-switch lid 0
+waitlog hardware keyboard present (internal keyboard)
+sw vdev-tablet-switch tablet 1
+waitlog hardware keyboard absent (tablet mode)
+bt vdev-bt-keyboard
+waitlog hardware keyboard present (external keyboard)
+destroy vdev-bt-keyboard
+waitlog hardware keyboard absent (tablet mode)
+sh kill -STOP $(cat /tmp/d.pid)
+toggle vdev-tablet-switch tablet 1 2001
+sh kill -CONT $(cat /tmp/d.pid)
+waitlog SYN_DROPPED
+waitlog hardware keyboard present (internal keyboard)
+sh kill -STOP $(cat /tmp/d.pid)
+toggle vdev-tablet-switch tablet 0 2001
+sh kill -CONT $(cat /tmp/d.pid)
+waitlog SYN_DROPPED
+waitlog hardware keyboard absent (tablet mode)
+sh kill -TERM $(cat /tmp/d.pid)
+sleep 500
+echo PRESENCE-DONE
+"""
+
+
+def t_presence(binary, files):
+    keys = r"""
+waitfor /PLUG-USB-NOW/ 60s
+plug kbd2 usb
+waitfor /UNPLUG-USB-NOW/ 30s
+unplug kbd2
+waitfor /PRESENCE-DONE/ 90s
+"""
+    tmp = tempfile.mkdtemp(prefix="kbd-presence-")
+    vdev = os.path.join(tmp, "vdev")
+    cc = subprocess.run(["cc", "-O2", "-Wall", "-o", vdev, os.path.join(ROOT, "tests-kernel", "vdev.c")],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if cc.returncode != 0:
+        raise RuntimeError("cannot build tests-kernel/vdev.c: " + cc.stdout[-2000:])
+    script = os.path.join(tmp, "presence.vdev")
+    open(script, "w").write(PRESENCE_SCRIPT % {"as_user": AS_USER, "binary": binary})
+    cfg = os.path.join(tmp, "p.toml")
+    open(cfg, "w").write(PRESENCE_CONFIG)
+    os.chmod(cfg, 0o644)
+    sh = "VDEV_LOG=/tmp/d.log %s /tmp/presence.vdev; echo VDEV-EXIT=$?; cat /tmp/d.log; echo STATE:; cat /tmp/state.log" % vdev
+    i = run_vm("presence", keys, sh, files + [vdev, "%s:/tmp/presence.vdev" % script, "%s:/tmp/p.toml" % cfg],
+               extra=["--kbd", "virtio"], timeout=150)
+    out = i["out"]
+    log = out.split("VDEV-EXIT=", 1)[-1]
+    verdicts = re.findall(r"hardware keyboard (present|absent) \(([a-z ]+)\)", log)
+    ready_at = log.find("ready:")
+    record("presence", i, [
+        ("VDEV-EXIT=0" in out, "a step did not happen (vdev timed out): %s" % [l for l in out.splitlines() if "VDEV" in l]),
+        (re.search(r"keyboard attached: \S+ \"vdev-at-keyboard\" \(bus 0011 [^)]*, internal\)", log) is not None,
+         "the i8042 keyboard was not attached as internal"),
+        (re.search(r"keyboard attached: \S+ \"vdev-usb-said-internal\" \(bus 0003 [^)]*, internal\)", log) is not None,
+         "udev's ID_INTEGRATION=internal did not override the USB bus"),
+        (re.search(r"keyboard attached: \S+ \"QEMU QEMU USB Keyboard\" \(bus 0003 [^)]*, external\)", log) is not None,
+         "the USB keyboard was not attached as external"),
+        (re.search(r"keyboard attached: \S+ \"vdev-bt-keyboard\" \(bus 0005 [^)]*, external\)", log) is not None,
+         "the Bluetooth (uhid) keyboard was not attached as external"),
+        ("switch attached:" in log and "\"vdev-tablet-switch\" (switch device (SW_LID, SW_TABLET_MODE))" in log, "the switch device was not kept"),
+        ("hardware keyboard present" not in log[:ready_at], "started in tablet mode, but presence went true before ready"),
+        ('"hardware_keyboard":false,"reason":"tablet mode"' in out.split("STATE:", 1)[-1], "a subscriber at start did not learn absent (tablet mode)"),
+        (verdicts == [("present", "internal keyboard"), ("absent", "lid closed"), ("present", "external keyboard"),
+                      ("absent", "lid closed"), ("present", "internal keyboard"), ("absent", "tablet mode"),
+                      ("present", "external keyboard"), ("absent", "tablet mode"), ("present", "internal keyboard"),
+                      ("absent", "tablet mode")], "presence verdicts: %s" % verdicts),
+        (log.count("SYN_DROPPED") >= 2, "the switch did not overflow (no SYN_DROPPED logged)"),
+    ], "verdicts: %s" % ", ".join("%s (%s)" % v for v in verdicts))
+
+
 def t_record(binary, files):
     keys = r"""
 waitfor /RECORDING/ 30s
@@ -362,7 +459,7 @@ def main():
         binary, service = os.path.join(staged, "kbd-commandd"), os.path.join(staged, "kbd-commandd-daemon")
     print("testing %s with the service %s" % (os.path.abspath(args.binary), os.path.abspath(args.service or service)), flush=True)
     files = [binary, service, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_record, t_monitor, t_idle, t_latency]
+    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_record, t_monitor, t_idle, t_latency]
     for t in tests:
         if args.only and args.only not in t.__name__:
             continue

@@ -2,8 +2,8 @@
 #define KBD_COMMANDD_CSYSTEMD_SHIM_H
 /* sd-bus from libsystemd: the session-bus client of the agent's on-screen-keyboard
  * backends. libsystemd (and what it links: gcrypt, lz4, zstd, …) is loaded with dlopen
- * the first time a D-Bus backend is used, so an agent that never needs the bus (wvkbd,
- * `none`) never maps it. The variadic calls are wrapped here with the D-Bus signatures
+ * in the child process the agent makes its bus calls in (DesktopProcess), so the agent
+ * itself never maps it. The variadic calls are wrapped here with the D-Bus signatures
  * fixed, so Swift never calls a C variadic function. Only the headers come from
  * libsystemd-dev. */
 #include <systemd/sd-bus.h>

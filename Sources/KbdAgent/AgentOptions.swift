@@ -64,7 +64,7 @@ public struct AgentOptions: Equatable, Sendable {
         bind) and tells this agent alone when one fires; the agent runs the command's `run`
         with your session's environment (WAYLAND_DISPLAY, DISPLAY, DBUS_SESSION_BUS_ADDRESS, …).
         When a hardware keyboard becomes present it hides the on-screen keyboard ([osk]
-        backend: auto, squeekboard, kwin, wvkbd or none) and puts back what was there when
+        backend: auto, squeekboard, kwin, gnome, wvkbd or none) and puts back what was there when
         it leaves. It reconnects when the service restarts. SIGHUP or saving the config
         reloads it (a bad one is logged with file:line and the old table kept).
 

@@ -4,46 +4,87 @@ import Logging
 import Glibc
 #endif
 
+/// One on-screen keyboard as a switch the agent can turn off and on again: squeekboard's
+/// visibility, KWin's `enabled`, GNOME's setting, the user's wvkbd processes.
+protocol KeyboardSwitch: AnyObject {
+    /// For the log ("squeekboard", "GNOME's screen keyboard", …).
+    var name: String { get }
+    /// Turns it off if it is on (shown, enabled); returns whether it was on, and so is off
+    /// now because of the agent.
+    func switchOff() throws -> Bool
+    func switchOn() throws
+}
+
+/// What the agent talks to: which backend `auto` stands for, and each backend's switch.
+protocol OnScreenKeyboardDesktop: AnyObject {
+    /// The backend that is running now (`none` when none is).
+    func running() -> OnScreenKeyboardSettings.Backend
+    /// The switch of `backend`; nil when it cannot be reached (the reason is logged).
+    func keyboard(_ backend: OnScreenKeyboardSettings.Backend) -> (any KeyboardSwitch)?
+}
+
 /// Makes the on-screen keyboard give way while a hardware keyboard is present, and
 /// puts back what was there before when it leaves: the iPad behaviour. It remembers
 /// the state it found, so a keyboard the user had hidden or switched off stays that way.
 final class OnScreenKeyboard {
-    /// What the agent did when presence became true, to undo when it goes false.
-    private enum Undo {
-        case nothing
-        case squeekboard
-        case kwin
-        case wvkbd([pid_t])
-    }
-
     private var settings: OnScreenKeyboardSettings
+    private let desktop: any OnScreenKeyboardDesktop
     private let logger: Logger
     private let run: ([String], String) -> Void
-    private let environment: [String: String]
-    private var bus: SessionBus?
-    private var undo: Undo = .nothing
+    /// The keyboard the agent switched off when presence became true, to switch on again.
+    private var switchedOff: (any KeyboardSwitch)?
     private var present: Bool?
-
-    static let squeekboardName = "sm.puri.OSK0"
-    static let squeekboardPath = "/sm/puri/OSK0"
-    static let kwinName = "org.kde.KWin"
-    static let kwinPath = "/VirtualKeyboard"
-    static let kwinInterface = "org.kde.kwin.VirtualKeyboard"
+    /// Where the agent notes a keyboard it switched off (nil: not noted): KWin and GNOME
+    /// keep the setting across logins, so an agent killed while a keyboard was present
+    /// would leave it off for good. The next agent finds the note and puts it back.
+    private let marker: String?
+    /// The backend a previous agent left switched off, until the first presence settles it.
+    private var leftOff: OnScreenKeyboardSettings.Backend?
 
     /// `run(argv, label)` starts `on_present` / `on_absent` through the agent's runner.
-    init(settings: OnScreenKeyboardSettings, environment: [String: String], logger: Logger, run: @escaping ([String], String) -> Void) {
+    init(settings: OnScreenKeyboardSettings, desktop: any OnScreenKeyboardDesktop, logger: Logger, marker: String? = nil,
+         run: @escaping ([String], String) -> Void) {
         self.settings = settings
-        self.environment = environment
+        self.desktop = desktop
         self.logger = logger
+        self.marker = marker
         self.run = run
+        if let marker, let bytes = try? readFile(path: marker, limit: 64, trust: .any) {
+            leftOff = OnScreenKeyboardSettings.Backend(rawValue: String(String(decoding: bytes, as: UTF8.self).prefix { $0 != "\n" }))
+            if leftOff == nil { unlink(marker) }
+        }
     }
 
-    /// The session bus, opened when first needed (nil without one).
-    private func sessionBus() -> SessionBus? {
-        if bus == nil, environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["XDG_RUNTIME_DIR"] != nil {
-            do { bus = try SessionBus() } catch { logger.warning("on-screen keyboard: no session bus (\(error))") }
+    convenience init(settings: OnScreenKeyboardSettings, environment: [String: String], logger: Logger,
+                     run: @escaping ([String], String) -> Void) {
+        self.init(settings: settings, desktop: LiveDesktop(environment: environment, logger: logger), logger: logger,
+                  marker: Self.markerPath(environment: environment), run: run)
+    }
+
+    /// `$XDG_STATE_HOME/kbd-commandd/osk-switched-off` (`~/.local/state/…` by default).
+    static func markerPath(environment: [String: String]) -> String? {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/kbd-commandd/osk-switched-off" }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        return home + "/.local/state/kbd-commandd/osk-switched-off"
+    }
+
+    private func note(_ backend: OnScreenKeyboardSettings.Backend?) {
+        guard let marker else { return }
+        guard let backend else {
+            unlink(marker)
+            return
         }
-        return bus
+        // The folders as `mkdir -p` makes them, private to the user.
+        var path = ""
+        for part in marker.split(separator: "/").dropLast() {
+            path += "/" + part
+            mkdir(path, 0o700)
+        }
+        do {
+            let out = try FileOutput.create(path: marker, mode: 0o600)
+            out.write(backend.rawValue + "\n")
+            try out.flush()
+        } catch { logger.warning("on-screen keyboard: cannot note \(marker): \(error)") }
     }
 
     /// Takes the `[osk]` of a (re)loaded config; applies from the next change.
@@ -53,8 +94,25 @@ final class OnScreenKeyboard {
     func hardwareKeyboard(present now: Bool) {
         guard now != present else { return }
         present = now
+        if let backend = leftOff {
+            // A previous agent stopped without putting the keyboard back.
+            leftOff = nil
+            if let keyboard = desktop.keyboard(backend) {
+                if now {
+                    switchedOff = keyboard  // off, as it should be now: ours to put back later
+                    logger.info("on-screen keyboard: \(keyboard.name) was left off by an agent that did not stop cleanly; on again when the keyboard leaves")
+                    if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+                    return
+                }
+                switchedOff = keyboard
+                logger.info("on-screen keyboard: \(keyboard.name) was left off by an agent that did not stop cleanly")
+            } else {
+                note(nil)
+            }
+        }
         if now {
-            undo = hide()
+            switchedOff = hide()
+            if switchedOff != nil { note(hiddenBackend) }
             if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
         } else {
             restore()
@@ -64,26 +122,13 @@ final class OnScreenKeyboard {
 
     /// Puts back what `hide` changed (presence false, the service gone, the agent stopping).
     func restore() {
-        let what = undo
-        undo = .nothing
-        switch what {
-        case .nothing:
-            break
-        case .squeekboard:
-            do {
-                try sessionBus()?.call(Self.squeekboardName, Self.squeekboardPath, Self.squeekboardName, "SetVisible", bool: true)
-                logger.info("on-screen keyboard: squeekboard shown again")
-            } catch { logger.warning("on-screen keyboard: squeekboard: \(error)") }
-        case .kwin:
-            do {
-                try sessionBus()?.setBool(Self.kwinName, Self.kwinPath, Self.kwinInterface, "enabled", true)
-                logger.info("on-screen keyboard: KWin's virtual keyboard enabled again")
-            } catch { logger.warning("on-screen keyboard: KWin: \(error)") }
-        case .wvkbd(let pids):
-            let alive = pids.filter { Self.isWvkbd($0) }
-            for pid in alive { kill(pid, SIGUSR2) }
-            if !alive.isEmpty { logger.info("on-screen keyboard: wvkbd shown again") }
-        }
+        guard let keyboard = switchedOff else { return }
+        switchedOff = nil
+        do {
+            try keyboard.switchOn()
+            logger.info("on-screen keyboard: \(keyboard.name) on again")
+            note(nil)
+        } catch { logger.warning("on-screen keyboard: \(keyboard.name): \(error)") }
     }
 
     /// Forgets the state (the service is gone: presence is unknown until it is back).
@@ -92,60 +137,194 @@ final class OnScreenKeyboard {
         present = nil
     }
 
-    private func hide() -> Undo {
-        let backend = settings.backend == .auto ? detect() : settings.backend
+    /// The backend a switch belongs to (the one `hide` asked for).
+    private var hiddenBackend: OnScreenKeyboardSettings.Backend = .none
+
+    /// Switches the keyboard off when it was on; returns it then (nil: nothing to undo).
+    private func hide() -> (any KeyboardSwitch)? {
+        let backend = settings.backend == .auto ? desktop.running() : settings.backend
+        hiddenBackend = backend
+        guard let keyboard = desktop.keyboard(backend) else { return nil }
+        do {
+            // Only a keyboard that was on is switched on again later.
+            guard try keyboard.switchOff() else {
+                logger.info("on-screen keyboard: \(keyboard.name) was off; left as it is")
+                return nil
+            }
+            logger.info("on-screen keyboard: \(keyboard.name) off (hardware keyboard present)")
+            return keyboard
+        } catch {
+            logger.warning("on-screen keyboard: \(keyboard.name): \(error)")
+            return nil
+        }
+    }
+
+    /// The backend `auto` picks: squeekboard, then KWin, then GNOME Shell (its bus name,
+    /// or GNOME in XDG_CURRENT_DESKTOP), then wvkbd; `none` when none runs. squeekboard
+    /// comes first because Phosh (XDG_CURRENT_DESKTOP=Phosh:GNOME) runs it.
+    static func pick(hasOwner: (String) -> Bool, currentDesktop: String?, wvkbdRunning: Bool) -> OnScreenKeyboardSettings.Backend {
+        if hasOwner(Squeekboard.busName) { return .squeekboard }
+        if hasOwner(KWinVirtualKeyboard.busName) { return .kwin }
+        let desktops = (currentDesktop ?? "").split(separator: ":").map { $0.uppercased() }
+        if hasOwner(GnomeScreenKeyboard.shellBusName) || desktops.contains("GNOME") { return .gnome }
+        return wvkbdRunning ? .wvkbd : .none
+    }
+}
+
+/// The user's desktop. Bus and GSettings calls are made in a child process each
+/// (DesktopProcess): the agent never loads libsystemd or GIO itself.
+final class LiveDesktop: OnScreenKeyboardDesktop {
+    private let environment: [String: String]
+    private let logger: Logger
+
+    init(environment: [String: String], logger: Logger) {
+        self.environment = environment
+        self.logger = logger
+    }
+
+    /// Whether there is a session bus to talk to (sd-bus finds it from these).
+    private var hasSessionBus: Bool {
+        environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["XDG_RUNTIME_DIR"] != nil
+    }
+
+    func running() -> OnScreenKeyboardSettings.Backend {
+        let desktop = environment["XDG_CURRENT_DESKTOP"]
+        let wvkbd = !Wvkbd.processes().isEmpty
+        guard hasSessionBus else { return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd) }
+        do {
+            let name = try DesktopProcess.call {
+                let bus = try SessionBus()
+                return OnScreenKeyboard.pick(hasOwner: { bus.hasOwner($0) }, currentDesktop: desktop, wvkbdRunning: wvkbd).rawValue
+            }
+            return OnScreenKeyboardSettings.Backend(rawValue: name) ?? .none
+        } catch {
+            logger.warning("on-screen keyboard: no session bus (\(error))")
+            return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd)
+        }
+    }
+
+    func keyboard(_ backend: OnScreenKeyboardSettings.Backend) -> (any KeyboardSwitch)? {
         switch backend {
         case .auto, .none:
-            return .nothing
-        case .squeekboard:
-            guard let bus = sessionBus() else { return .nothing }
-            do {
-                // Only a keyboard that was showing is shown again later.
-                guard try bus.getBool(Self.squeekboardName, Self.squeekboardPath, Self.squeekboardName, "Visible") else {
-                    logger.info("on-screen keyboard: squeekboard was hidden; left as it is")
-                    return .nothing
-                }
-                try bus.call(Self.squeekboardName, Self.squeekboardPath, Self.squeekboardName, "SetVisible", bool: false)
-                logger.info("on-screen keyboard: squeekboard hidden (hardware keyboard present)")
-                return .squeekboard
-            } catch {
-                logger.warning("on-screen keyboard: squeekboard: \(error)")
-                return .nothing
+            return nil
+        case .squeekboard, .kwin:
+            guard hasSessionBus else {
+                logger.warning("on-screen keyboard: no session bus (DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR are unset)")
+                return nil
             }
-        case .kwin:
-            guard let bus = sessionBus() else { return .nothing }
-            do {
-                guard try bus.getBool(Self.kwinName, Self.kwinPath, Self.kwinInterface, "enabled") else {
-                    logger.info("on-screen keyboard: KWin's virtual keyboard was disabled; left as it is")
-                    return .nothing
-                }
-                try bus.setBool(Self.kwinName, Self.kwinPath, Self.kwinInterface, "enabled", false)
-                logger.info("on-screen keyboard: KWin's virtual keyboard disabled (hardware keyboard present)")
-                return .kwin
-            } catch {
-                logger.warning("on-screen keyboard: KWin: \(error)")
-                return .nothing
-            }
+            return backend == .squeekboard ? Squeekboard() : KWinVirtualKeyboard()
+        case .gnome:
+            return GnomeScreenKeyboard(environment: environment)
         case .wvkbd:
-            let pids = Self.wvkbdProcesses()
-            for pid in pids { kill(pid, SIGUSR1) }
-            if !pids.isEmpty { logger.info("on-screen keyboard: wvkbd hidden (hardware keyboard present)") }
-            return .wvkbd(pids)
+            return Wvkbd(pids: Wvkbd.processes())
+        }
+    }
+}
+
+/// squeekboard and Phosh: `SetVisible(b)` on `sm.puri.OSK0`, state in its `Visible`
+/// property (squeekboard 1.21 declares `GetVisible` but does not implement it).
+final class Squeekboard: KeyboardSwitch {
+    static let busName = "sm.puri.OSK0"
+    static let path = "/sm/puri/OSK0"
+    let name = "squeekboard"
+
+    func switchOff() throws -> Bool {
+        try DesktopProcess.bool {
+            let bus = try SessionBus()
+            guard try bus.getBool(Self.busName, Self.path, Self.busName, "Visible") else { return false }
+            try bus.call(Self.busName, Self.path, Self.busName, "SetVisible", bool: false)
+            return true
         }
     }
 
-    /// The first backend that is running: squeekboard, KWin, then wvkbd.
-    private func detect() -> OnScreenKeyboardSettings.Backend {
-        if let bus = sessionBus() {
-            if bus.hasOwner(Self.squeekboardName) { return .squeekboard }
-            if bus.hasOwner(Self.kwinName) { return .kwin }
+    func switchOn() throws {
+        _ = try DesktopProcess.call { try SessionBus().call(Self.busName, Self.path, Self.busName, "SetVisible", bool: true); return "" }
+    }
+}
+
+/// KDE Plasma: KWin's writable property `enabled` of `org.kde.kwin.VirtualKeyboard`
+/// (KWin saves it in kwinrc).
+final class KWinVirtualKeyboard: KeyboardSwitch {
+    static let busName = "org.kde.KWin"
+    static let path = "/VirtualKeyboard"
+    static let interface = "org.kde.kwin.VirtualKeyboard"
+    let name = "KWin's virtual keyboard"
+
+    func switchOff() throws -> Bool {
+        try DesktopProcess.bool {
+            let bus = try SessionBus()
+            guard try bus.getBool(Self.busName, Self.path, Self.interface, "enabled") else { return false }
+            try bus.setBool(Self.busName, Self.path, Self.interface, "enabled", false)
+            return true
         }
-        return Self.wvkbdProcesses().isEmpty ? .none : .wvkbd
     }
 
-    /// This user's live wvkbd processes (`wvkbd-*` in /proc, not zombies): signals go to
-    /// nobody else's.
-    static func wvkbdProcesses() -> [pid_t] {
+    func switchOn() throws {
+        _ = try DesktopProcess.call { try SessionBus().setBool(Self.busName, Self.path, Self.interface, "enabled", true); return "" }
+    }
+}
+
+/// GNOME Shell: the setting `org.gnome.desktop.a11y.applications screen-keyboard-enabled`
+/// (GNOME Shell shows its keyboard only while it is true; squeekboard obeys it too).
+final class GnomeScreenKeyboard: KeyboardSwitch {
+    static let shellBusName = "org.gnome.Shell"
+    static let schema = "org.gnome.desktop.a11y.applications"
+    static let key = "screen-keyboard-enabled"
+    let name = "GNOME's screen keyboard (\(GnomeScreenKeyboard.schema) \(GnomeScreenKeyboard.key))"
+    private let open: () throws -> GSettings
+    private let inChild: Bool
+
+    /// The desktop's GSettings (dconf), used from a child process.
+    init(environment: [String: String]) {
+        open = { try GSettings(environment: environment) }
+        inChild = true
+    }
+
+    /// A GSettings of this process (tests: GIO's memory backend lives in one process).
+    init(settings: GSettings) {
+        open = { settings }
+        inChild = false
+    }
+
+    private func run(_ body: @escaping () throws -> Bool) throws -> Bool {
+        inChild ? try DesktopProcess.bool(body) : try body()
+    }
+
+    func switchOff() throws -> Bool {
+        try run { [open] in
+            let settings = try open()
+            guard try settings.bool(schema: Self.schema, key: Self.key) else { return false }
+            try settings.set(schema: Self.schema, key: Self.key, false)
+            return true
+        }
+    }
+
+    func switchOn() throws {
+        _ = try run { [open] in
+            try open().set(schema: Self.schema, key: Self.key, true)
+            return true
+        }
+    }
+}
+
+/// wvkbd: SIGUSR1 hides, SIGUSR2 shows (it has no state to ask: one that runs counts as
+/// shown). Signals go to this user's own live processes only, the ones found at hiding.
+final class Wvkbd: KeyboardSwitch {
+    let name = "wvkbd"
+    private let pids: [pid_t]
+    init(pids: [pid_t]) { self.pids = pids }
+
+    func switchOff() -> Bool {
+        let alive = pids.filter { Self.isWvkbd($0) }
+        for pid in alive { kill(pid, SIGUSR1) }
+        return !alive.isEmpty
+    }
+
+    func switchOn() {
+        for pid in pids where Self.isWvkbd(pid) { kill(pid, SIGUSR2) }
+    }
+    /// This user's live wvkbd processes (`wvkbd-*` in /proc, not zombies).
+    static func processes() -> [pid_t] {
         Directory.names("/proc").compactMap { pid_t($0) }.filter { isWvkbd($0) }.sorted()
     }
 

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// The user's session bus through sd-bus (libsystemd, loaded when the first bus is
-/// opened). Owns one `sd_bus`: opened from `DBUS_SESSION_BUS_ADDRESS` (as sd-bus does for
+/// opened: in the agent's DesktopProcess child). Owns one `sd_bus`: opened from `DBUS_SESSION_BUS_ADDRESS` (as sd-bus does for
 /// the user bus), closed on deinit. Calls are synchronous with a 2 s timeout: they happen
 /// only when presence changes, never per key.
 final class SessionBus {

@@ -18,6 +18,8 @@ public struct Config: Sendable {
     public var keymapLocation: SourceLocation? = nil
     /// Where `grab = true` is, for its warning.
     public var grabLocation: SourceLocation? = nil
+    /// `[settings] presence`: what counts as a hardware keyboard.
+    public var presence: PresencePolicy = .auto
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings()) {

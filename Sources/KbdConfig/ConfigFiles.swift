@@ -120,6 +120,7 @@ extension ConfigLoader {
         var geometry: TOMLTable?
         var keymapLocation: SourceLocation?
         var grabLocation: SourceLocation?
+        var presence = PresencePolicy.auto
         var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
         var commands: [Command] = []
         for part in parts {
@@ -132,6 +133,9 @@ extension ConfigLoader {
             }
             if has("devices", "include") { devices.include = c.devices.include }
             if has("devices", "exclude") { devices.exclude = c.devices.exclude }
+            if has("devices", "internal") { devices.internal = c.devices.internal }
+            if has("devices", "external") { devices.external = c.devices.external }
+            if has("settings", "presence") { presence = c.presence }
             if has("devices", "grab") { devices.grab = c.devices.grab; grabLocation = c.grabLocation }
             if has("osk", "backend") { osk.backend = c.osk.backend }
             if has("osk", "on_present") { osk.onPresent = c.osk.onPresent }
@@ -150,6 +154,7 @@ extension ConfigLoader {
                 var config = Config(path: paths.first ?? files.main, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
                 config.keymapLocation = keymapLocation
                 config.grabLocation = grabLocation
+                config.presence = presence
                 return config
             }
         } catch {

@@ -87,6 +87,7 @@ public enum ConfigLoader {
 
         // [settings]
         var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
+        var presence = PresencePolicy.auto
         if let entry = root.entry("settings") {
             if case .table(let t) = entry.value {
                 for e in t.entries {
@@ -95,7 +96,11 @@ public enum ConfigLoader {
                         if case .integer(let v) = e.value, v > 0, v <= 60_000 { timeout = Int(v) } else {
                             problem(e.line, "settings.sequence_timeout_ms: expected an integer from 1 to 60000")
                         }
-                    default: problem(e.line, "unknown key 'settings.\(e.key)'\(hint(e.key, ["sequence_timeout_ms"])); expected sequence_timeout_ms")
+                    case "presence":
+                        if case .string(let name) = e.value, let p = PresencePolicy(rawValue: name) { presence = p } else {
+                            problem(e.line, "settings.presence: expected one of \(PresencePolicy.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                        }
+                    default: problem(e.line, "unknown key 'settings.\(e.key)'\(hint(e.key, ["sequence_timeout_ms", "presence"])); expected sequence_timeout_ms or presence")
                     }
                 }
             } else {
@@ -110,15 +115,20 @@ public enum ConfigLoader {
             if case .table(let t) = entry.value {
                 for e in t.entries {
                     switch e.key {
-                    case "include", "exclude":
+                    case "include", "exclude", "internal", "external":
                         guard let list = stringArray(e.value) else {
                             problem(e.line, "devices.\(e.key): expected an array of device names or \"vendor:product\" ids")
                             continue
                         }
-                        if e.key == "include" { devices.include = list } else { devices.exclude = list }
+                        switch e.key {
+                        case "include": devices.include = list
+                        case "exclude": devices.exclude = list
+                        case "internal": devices.internal = list
+                        default: devices.external = list
+                        }
                     case "grab":
                         if case .boolean(let b) = e.value { devices.grab = b; grabLocation = SourceLocation(path: path, line: e.line) } else { problem(e.line, "devices.grab: expected true or false") }
-                    default: problem(e.line, "unknown key 'devices.\(e.key)'\(hint(e.key, ["include", "exclude", "grab"])); expected include, exclude or grab")
+                    default: problem(e.line, "unknown key 'devices.\(e.key)'\(hint(e.key, ["include", "exclude", "internal", "external", "grab"])); expected include, exclude, internal, external or grab")
                     }
                 }
             } else {
@@ -180,6 +190,7 @@ public enum ConfigLoader {
                 var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
                 config.keymapLocation = keymapLocation
                 config.grabLocation = grabLocation
+                config.presence = presence
                 return config
             }
         } catch {

@@ -2,12 +2,15 @@
 /// way while a hardware keyboard is present.
 public struct OnScreenKeyboardSettings: Sendable, Equatable {
     public enum Backend: String, Sendable, CaseIterable {
-        /// The first of squeekboard, KWin, wvkbd that is running; none when none is.
+        /// The first of squeekboard, KWin, GNOME Shell, wvkbd that is running; none when none is.
         case auto
         /// squeekboard (and Phosh): `sm.puri.OSK0` on the session bus.
         case squeekboard
         /// KDE Plasma: KWin's `org.kde.kwin.VirtualKeyboard` `enabled` property.
         case kwin
+        /// GNOME Shell: the GSettings key `org.gnome.desktop.a11y.applications
+        /// screen-keyboard-enabled`.
+        case gnome
         /// wvkbd: SIGUSR1 hides it, SIGUSR2 shows it (the user's own processes only).
         case wvkbd
         /// Only the `on_present` / `on_absent` programs.

@@ -25,7 +25,11 @@ public enum EventFormatter {
             JSONValue.appendQuoted(value, to: &o)
         }
         switch event {
-        case .attach(_, let device, let keyboard), .detach(_, let device, let keyboard):
+        case .attach(_, let device, let keyboard, let integration):
+            field("device", device)
+            o += ",\"keyboard\":" + (keyboard ? "true" : "false")
+            if let integration { field("integration", integration.rawValue) }
+        case .detach(_, let device, let keyboard):
             field("device", device)
             o += ",\"keyboard\":" + (keyboard ? "true" : "false")
         case .key(let key, let device):
@@ -46,8 +50,9 @@ public enum EventFormatter {
             field("title", command.title)
             field("scope", command.scope)
             field("chord", chord)
-        case .presence(_, let present):
+        case .presence(_, let present, let reason):
             o += ",\"hardware_keyboard\":" + (present ? "true" : "false")
+            field("reason", reason.rawValue)
         case .geometry(_, let report):
             for (key, value) in report.jsonObject().members {
                 o += ",\"" + key + "\":" + value.serialized()
@@ -66,8 +71,9 @@ public enum EventFormatter {
         let pad = String(repeating: " ", count: max(1, 18 - time.count))
         let head = time + pad + event.kind + String(repeating: " ", count: max(1, 10 - event.kind.count))
         switch event {
-        case .attach(_, let device, let keyboard):
-            return head + "\"\(device.escapingControlCharacters)\"" + (keyboard ? " (keyboard)" : " (not a keyboard)")
+        case .attach(_, let device, let keyboard, let integration):
+            return head + "\"\(device.escapingControlCharacters)\""
+                + (keyboard ? " (\(integration?.rawValue ?? "external") keyboard)" : " (not a keyboard)")
         case .detach(_, let device, _):
             return head + "\"\(device.escapingControlCharacters)\""
         case .key(let key, let device):
@@ -84,8 +90,8 @@ public enum EventFormatter {
             // Ids, titles and scopes come from the config: escaped like device names.
             return head + "\(command.id.escapingControlCharacters) \"\(command.title.escapingControlCharacters)\" \(chord.escapingControlCharacters)"
                 + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope.escapingControlCharacters)]")
-        case .presence(_, let present):
-            return head + "hardware keyboard " + (present ? "present" : "absent")
+        case .presence(_, let present, let reason):
+            return head + "hardware keyboard " + (present ? "present" : "absent") + " (\(reason.rawValue))"
         case .geometry(_, let report):
             let fields = report.jsonObject()
             return head + (fields["layout"].map { $0.serialized() } ?? "") + " " + (fields["keyboard_frame"]?.serialized() ?? "")

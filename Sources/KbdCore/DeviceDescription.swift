@@ -70,8 +70,10 @@ public struct DeviceDescription: Sendable, Hashable {
     public var absAxes: [AbsAxis]
     /// LEDs that were on (`L:` lines), as code → state.
     public var ledStates: [UInt16: Int32]
-    /// Switches that were on (`S:` lines).
+    /// Switches that were on (`S:` lines), or their state when a live device was opened.
     public var switchStates: [UInt16: Int32]
+    /// udev's `ID_INTEGRATION` for the node, where udev set it (live devices only).
+    public var udevIntegration: KeyboardIntegration?
 
     public init(
         name: String,
@@ -80,7 +82,8 @@ public struct DeviceDescription: Sendable, Hashable {
         capabilities: [Bitmask] = [],
         absAxes: [AbsAxis] = [],
         ledStates: [UInt16: Int32] = [:],
-        switchStates: [UInt16: Int32] = [:]
+        switchStates: [UInt16: Int32] = [:],
+        udevIntegration: KeyboardIntegration? = nil
     ) {
         self.name = name
         self.id = id
@@ -91,6 +94,7 @@ public struct DeviceDescription: Sendable, Hashable {
         self.absAxes = absAxes
         self.ledStates = ledStates
         self.switchStates = switchStates
+        self.udevIntegration = udevIntegration
     }
 
     public func has(type: UInt16) -> Bool {

@@ -12,6 +12,8 @@ public protocol InputDevice: AnyObject {
     func read(into events: inout [InputEvent]) -> DeviceReadStatus
     /// Keys the kernel says are down now.
     func keysDown() -> Set<UInt16>
+    /// Switch states (`EV_SW` code → value) the kernel reports now.
+    func switchStates() -> [UInt16: Int32]
     /// Grabs (or releases) the device for exclusive use (`EVIOCGRAB`).
     func setGrabbed(_ grabbed: Bool) throws(SystemError)
 }

@@ -10,16 +10,43 @@ public enum KeyboardClassifier {
     public struct Verdict: Sendable, Equatable, CustomStringConvertible {
         public var isKeyboard: Bool
         public var reason: String
-        public var description: String { (isKeyboard ? "keyboard: " : "not a keyboard: ") + reason }
+        /// Built in or plugged in (meaningful for keyboards).
+        public var integration: KeyboardIntegration
+        /// A lid or tablet-mode switch device: kept open for presence, never a keyboard.
+        public var isSwitch: Bool
+
+        public init(isKeyboard: Bool, reason: String, integration: KeyboardIntegration = .external, isSwitch: Bool = false) {
+            self.isKeyboard = isKeyboard
+            self.reason = reason
+            self.integration = integration
+            self.isSwitch = isSwitch
+        }
+
+        /// Whether the service keeps the device open (keyboards and presence switches).
+        public var isKept: Bool { isKeyboard || isSwitch }
+
+        public var description: String {
+            if isKeyboard { return "keyboard (\(integration.rawValue)): " + reason }
+            if isSwitch { return "switch: " + reason }
+            return "not a keyboard: " + reason
+        }
     }
 
     /// `KEY_ESC` … `KEY_S` (bits 1–31 of the key mask: udev's `0xFFFFFFFE`).
     static let fullKeyboardBlock = 1...31
 
     public static func classify(_ d: DeviceDescription, filter: DeviceFilter = DeviceFilter()) -> Verdict {
-        if let forced = filter.verdict(name: d.name, id: d.id) {
-            return Verdict(isKeyboard: forced, reason: forced ? "included by the config" : "excluded by the config")
+        let forced = filter.verdict(name: d.name, id: d.id)
+        if forced == false { return Verdict(isKeyboard: false, reason: "excluded by the config") }
+        // Switches first: a device with a lid or tablet-mode switch is read for presence and never
+        // counts as a keyboard (the keys such platform devices carry are hotkeys, not a keyboard).
+        let switches = SwitchCode.presenceSwitches.filter { d.has(type: EventType.sw, code: $0) }
+        if !switches.isEmpty {
+            let names = switches.map { EventCodeNames.name(type: EventType.sw, code: $0) ?? String($0) }
+            return Verdict(isKeyboard: false, reason: "switch device (" + names.joined(separator: ", ") + ")", isSwitch: true)
         }
+        let integration = integration(of: d, filter: filter)
+        if forced == true { return Verdict(isKeyboard: true, reason: "included by the config", integration: integration) }
         guard d.has(type: EventType.key) else { return Verdict(isKeyboard: false, reason: "no EV_KEY") }
         let keys = d.capabilities[Int(EventType.key)]
         let missing = fullKeyboardBlock.filter { !keys.contains($0) }
@@ -38,6 +65,13 @@ public enum KeyboardClassifier {
         if d.properties.contains(0x01) /* INPUT_PROP_DIRECT */ && keys.contains(0x100) && !d.has(type: EventType.rep) {
             return Verdict(isKeyboard: false, reason: "tablet pad or touch device")
         }
-        return Verdict(isKeyboard: true, reason: "has KEY_ESC…KEY_S" + (hasPointer ? " (keyboard with a pointer)" : ""))
+        return Verdict(isKeyboard: true, reason: "has KEY_ESC…KEY_S" + (hasPointer ? " (keyboard with a pointer)" : ""),
+                       integration: integration)
+    }
+
+    /// `[devices] internal`/`external` first, then udev's `ID_INTEGRATION` where udev set it,
+    /// then the bus (i8042/serio and host are built in).
+    public static func integration(of d: DeviceDescription, filter: DeviceFilter = DeviceFilter()) -> KeyboardIntegration {
+        filter.integration(name: d.name, id: d.id) ?? d.udevIntegration ?? KeyboardIntegration.fromBus(d.id.bustype)
     }
 }

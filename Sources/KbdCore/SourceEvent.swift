@@ -9,12 +9,15 @@ public enum SourceEvent: Sendable {
     /// After SYN_DROPPED the source re-read the device: these keys are down now.
     /// nil when the source cannot know (a recording), then every key is released.
     indirect case resynchronized(DeviceID, keysDown: Set<UInt16>?, time: EventTime)
+    /// A switch device's lid and tablet-mode states now, read from the kernel after a
+    /// SYN_DROPPED (changes lost in the drop come back this way).
+    indirect case switches(DeviceID, [UInt16: Int32], time: EventTime)
     /// The device went away (unplugged, ENODEV, end of recording).
     case detached(DeviceID, time: EventTime)
 
     public var time: EventTime {
         switch self {
-        case .attached(_, _, _, let t), .resynchronized(_, _, let t), .detached(_, let t): return t
+        case .attached(_, _, _, let t), .resynchronized(_, _, let t), .switches(_, _, let t), .detached(_, let t): return t
         case .input(_, let e): return e.time
         }
     }

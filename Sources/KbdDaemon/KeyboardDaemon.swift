@@ -141,21 +141,25 @@ public final class KeyboardDaemon {
             logger.warning("cannot watch for new devices yet (no input directory); will retry")
         }
         for path in source.scan() { openDevice(path) }
+        pipeline.settlePresence(at: clock(), into: &events)
+        publish()
         let refused = unreadableNodes
         if refused > 0 { logger.warning("\(refused) input nodes could not be opened: permission denied. \(Self.accessFix)") }
-        logger.info("ready: \(loaded.config.table.commands.count) commands, \(open.count) keyboards\(refused > 0 ? ", \(refused) input nodes not readable" : "")")
+        logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(open.count - keyboardCount) switches\(refused > 0 ? ", \(refused) input nodes not readable" : "")")
     }
 
     private static func makePipeline(_ loaded: Loaded, options: Options) throws -> Pipeline {
         try Pipeline(keymap: loaded.keymap, table: loaded.config.table, geometry: try loaded.config.geometryState(),
                      options: Pipeline.Options(emitKeys: options.allowKeyEvents, compose: options.allowKeyEvents ? options.compose : .none,
                                                deviceFilter: loaded.config.devices,
-                                               presenceDebounceMilliseconds: options.presenceDebounceMilliseconds))
+                                               presenceDebounceMilliseconds: options.presenceDebounceMilliseconds,
+                                               presencePolicy: loaded.config.presence))
     }
 
     public var config: Config { loaded.config }
-    public var keyboardCount: Int { open.count }
+    public var keyboardCount: Int { known.values.filter { $0.id != nil && $0.verdict?.isKeyboard == true }.count }
     public var hardwareKeyboardPresent: Bool { pipeline.presence.reported }
+    public var presenceReason: PresenceReason { pipeline.presence.reason }
     public var socketPath: String? { control?.path }
 
     /// Watches an outside descriptor (a signalfd, say); `handler` runs when it is readable.
@@ -261,11 +265,11 @@ public final class KeyboardDaemon {
         }
         let verdict = pipeline.classify(device.description)
         known[path] = DeviceRow(path: path, name: device.description.name, verdict: verdict, reportsOpen: true)
-        guard verdict.isKeyboard else {
+        guard verdict.isKept else {
             logger.debug("ignoring \(path) \"\(device.description.name)\": \(verdict.reason)")
             return  // closed when `device` goes out of scope: non-keyboards cost no wake-ups
         }
-        if loaded.config.devices.grab {
+        if loaded.config.devices.grab && verdict.isKeyboard {
             do { try device.setGrabbed(true) } catch { logger.warning("cannot grab \(path): \(error.message)") }
         }
         let id = DeviceID(nextDevice)
@@ -277,7 +281,11 @@ public final class KeyboardDaemon {
         open[id] = device
         byPath[path] = id
         known[path]?.id = id
-        logger.info("keyboard attached: \(path) \"\(device.description.name)\" (\(device.description.id))")
+        if verdict.isKeyboard {
+            logger.info("keyboard attached: \(path) \"\(device.description.name)\" (\(device.description.id), \(verdict.integration.rawValue))")
+        } else {
+            logger.info("switch attached: \(path) \"\(device.description.name)\" (\(verdict.reason))")
+        }
         pipeline.process(.attached(id, device.description, verdict: verdict, time: clock()), into: &events)
         // Keys already down when we opened it (a chord being held) are taken as they are.
         let keys = device.keysDown()
@@ -297,8 +305,8 @@ public final class KeyboardDaemon {
         guard let device = open.removeValue(forKey: id) else { return }
         epoll.remove(device.fileDescriptor)
         byPath[device.path] = nil
-        known[device.path] = nil
-        logger.info("keyboard detached: \(device.path) \"\(device.description.name)\" (\(reason))")
+        let kind = known.removeValue(forKey: device.path)?.verdict?.isSwitch == true ? "switch" : "keyboard"
+        logger.info("\(kind) detached: \(device.path) \"\(device.description.name)\" (\(reason))")
         pipeline.process(.detached(id, time: clock()), into: &events)
         publish()
     }
@@ -313,6 +321,8 @@ public final class KeyboardDaemon {
         case .resynchronized(let keys, let dropped):
             logger.warning("\(device.path): the kernel dropped events (SYN_DROPPED); resynchronised, \(dropped) state changes replayed")
             pipeline.process(.resynchronized(id, keysDown: keys, time: clock()), into: &events)
+            // A lid or tablet-mode change lost in the drop: libevdev's view is current again.
+            pipeline.process(.switches(id, device.switchStates(), time: clock()), into: &events)
         case .gone:
             publish()
             closeDevice(id, reason: "device gone")
@@ -376,8 +386,8 @@ public final class KeyboardDaemon {
                 }
                 observer?(event)
                 continue
-            case .presence(_, let present):
-                logger.info("hardware keyboard \(present ? "present" : "absent")")
+            case .presence(_, let present, let reason):
+                logger.info("hardware keyboard \(present ? "present" : "absent") (\(reason.rawValue))")
             case .dropped(_, let device, let count, let reason):
                 logger.warning("\(count) events dropped on \"\(device)\" (\(reason))")
             case .key, .attach, .detach, .geometry:
@@ -468,7 +478,8 @@ public final class KeyboardDaemon {
             client.subscriptions = kinds
             // The state now, so a client that connects (or reconnects) needs no change to learn it.
             var fields: [String: JSONValue] = ["events": .array(kinds.sorted().map { .string($0) }),
-                                               "hardware_keyboard": .bool(pipeline.presence.reported)]
+                                               "hardware_keyboard": .bool(pipeline.presence.reported),
+                                               "reason": .string(pipeline.presence.reason.rawValue)]
             if let geometry = pipeline.geometry { fields["geometry"] = .object(geometry.report.jsonObject()) }
             return reply("subscribe", fields)
         case .setScopes(let list):
@@ -577,7 +588,7 @@ public final class KeyboardDaemon {
             return .refused(String(describing: error))
         }
         do {
-            if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && geometryUnchanged(next.config) {
+            if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && next.config.presence == loaded.config.presence && geometryUnchanged(next.config) {
                 pipeline.replaceTable(next.config.table)
             } else {
                 // A new keymap needs new xkb states: rebuild the pipeline and re-attach the open keyboards.
@@ -587,6 +598,7 @@ public final class KeyboardDaemon {
                     fresh.process(.attached(id, device.description, verdict: fresh.classify(device.description), time: clock()), into: &discard)
                     let keys = device.keysDown()
                     if !keys.isEmpty { fresh.process(.resynchronized(id, keysDown: keys, time: clock()), into: &discard) }
+                    fresh.process(.switches(id, device.switchStates(), time: clock()), into: &discard)
                 }
                 fresh.setScopes(scopes)
                 fresh.setTextInputActive(textInput)
@@ -607,7 +619,11 @@ public final class KeyboardDaemon {
     }
 
     private func shutdown() {
-        for id in open.keys.sorted() { closeDevice(id, reason: "daemon stopping") }
+        // Keyboards first: a switch device leaving first would make presence flip on the way out.
+        let switches = Set(known.values.compactMap { $0.verdict?.isSwitch == true ? $0.id : nil })
+        for id in open.keys.sorted(by: { (switches.contains($0) ? 1 : 0, $0) < (switches.contains($1) ? 1 : 0, $1) }) {
+            closeDevice(id, reason: "daemon stopping")
+        }
         runner.stopAll()
         control = nil
         // Break the cycles callers' closures may form with the daemon (a signal handler holding it).

@@ -19,7 +19,9 @@ public final class EvdevDevice: InputDevice {
     /// Opens `path` non-blocking and reads its description. Event times use
     /// `CLOCK_MONOTONIC`, the clock deadlines are measured on.
     /// The corresponding C functions are `open(2)`, `libevdev_new_from_fd` and `libevdev_set_clock_id`.
-    public init(path: String) throws(SystemError) {
+    /// `udevData` is udev's database folder, where the node's `ID_INTEGRATION` is looked up
+    /// (nil: not looked up).
+    public init(path: String, udevData: String? = UdevDatabase.defaultDirectory) throws(SystemError) {
         let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError(operation: "open", path: path, errno: errno) }
         var dev: OpaquePointer?
@@ -32,7 +34,14 @@ public final class EvdevDevice: InputDevice {
         self.path = path
         self.fileDescriptor = fd
         self.handle = dev
-        self.description = Self.describe(dev)
+        var description = Self.describe(dev)
+        if let udevData {
+            var st = stat()
+            if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFCHR {
+                description.udevIntegration = UdevDatabase(directory: udevData).integration(device: UInt64(st.st_rdev))
+            }
+        }
+        self.description = description
     }
 
     deinit {
@@ -58,6 +67,7 @@ public final class EvdevDevice: InputDevice {
                     d.absAxes.append(AbsAxis(code: UInt16(code), minimum: info.pointee.minimum, maximum: info.pointee.maximum,
                                              fuzz: info.pointee.fuzz, flat: info.pointee.flat, resolution: info.pointee.resolution))
                 }
+                if type == EventType.sw { d.switchStates[UInt16(code)] = libevdev_get_event_value(dev, UInt32(type), UInt32(code)) }
             }
         }
         return d
@@ -109,6 +119,16 @@ public final class EvdevDevice: InputDevice {
         return keys
     }
 
+    /// libevdev's view of the switches, current after a resynchronisation.
+    /// The corresponding C function is `libevdev_get_event_value`.
+    public func switchStates() -> [UInt16: Int32] {
+        var states: [UInt16: Int32] = [:]
+        for code in description.capabilities[Int(EventType.sw)].members {
+            states[UInt16(code)] = libevdev_get_event_value(handle, UInt32(EventType.sw), UInt32(code))
+        }
+        return states
+    }
+
     /// The corresponding C function is `libevdev_grab`.
     public func setGrabbed(_ grab: Bool) throws(SystemError) {
         let rc = libevdev_grab(handle, grab ? LIBEVDEV_GRAB : LIBEVDEV_UNGRAB)
@@ -123,12 +143,15 @@ public final class EvdevDevice: InputDevice {
 /// container, a machine with no input devices) the parent is watched until it appears.
 public final class EvdevDeviceSource: DeviceSource {
     public let directory: String
+    /// udev's database, for `ID_INTEGRATION` (nil: not read).
+    public let udevData: String?
     private var inotify: Int32 = -1
     private var directoryWatch: Int32 = -1
     private var parentWatch: Int32 = -1
 
-    public init(directory: String = "/dev/input") {
+    public init(directory: String = "/dev/input", udevData: String? = UdevDatabase.defaultDirectory) {
         self.directory = directory
+        self.udevData = udevData
     }
 
     deinit { if inotify >= 0 { close(inotify) } }
@@ -139,7 +162,7 @@ public final class EvdevDeviceSource: DeviceSource {
     }
 
     public func open(_ path: String) throws(SystemError) -> any InputDevice {
-        try EvdevDevice(path: path)
+        try EvdevDevice(path: path, udevData: udevData)
     }
 
     public var hotplugDescriptor: Int32? { inotify >= 0 ? inotify : nil }

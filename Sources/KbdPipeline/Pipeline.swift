@@ -17,15 +17,17 @@ public final class Pipeline {
         public var compose: ComposeSource
         public var deviceFilter: DeviceFilter
         public var presenceDebounceMilliseconds: Int
+        public var presencePolicy: PresencePolicy
 
         public init(
             emitKeys: Bool = false, compose: ComposeSource = .none, deviceFilter: DeviceFilter = DeviceFilter(),
-            presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds
+            presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, presencePolicy: PresencePolicy = .auto
         ) {
             self.emitKeys = emitKeys
             self.compose = compose
             self.deviceFilter = deviceFilter
             self.presenceDebounceMilliseconds = presenceDebounceMilliseconds
+            self.presencePolicy = presencePolicy
         }
     }
 
@@ -65,7 +67,7 @@ public final class Pipeline {
         self.geometry = geometry.map { KeyboardGeometry($0) }
         self.mapper = try KeyMapper(keymap: keymap, options: KeyMapper.Options(wantsText: options.emitKeys, compose: options.compose))
         self.router = ChordRouter(table: table, scopes: scopes, textInputActive: textInputActive)
-        self.presence = KeyboardPresence(debounceMilliseconds: options.presenceDebounceMilliseconds)
+        self.presence = KeyboardPresence(debounceMilliseconds: options.presenceDebounceMilliseconds, policy: options.presencePolicy)
     }
 
     public var table: CommandTable { router.table }
@@ -124,7 +126,13 @@ public final class Pipeline {
         routerOutputs.removeAll(keepingCapacity: true)
         router.expire(at: time, into: &routerOutputs)
         for i in userRouters.indices { userRouters[i].router.expire(at: time, into: &routerOutputs) }
-        if let at = presence.expire(at: time) { emitPresence(false, at: at, into: &out) }
+        if let (at, reason) = presence.expire(at: time) { emitPresence(false, reason, at: at, into: &out) }
+    }
+
+    /// Ends a pending presence debounce now (after the devices present at start were opened:
+    /// a laptop started in tablet mode reports absent at once, not present then absent).
+    public func settlePresence(at time: EventTime, into out: inout [PipelineEvent]) {
+        if let reason = presence.settleNow(at: time) { emitPresence(false, reason, at: time, into: &out) }
     }
 
     /// Processes one source event.
@@ -136,17 +144,23 @@ public final class Pipeline {
             let verdict = given ?? classify(description)
             if let old = devices[id], old.dropping { droppingDevices -= 1 }
             devices[id] = Device(name: description.name, description: description, verdict: verdict)
-            out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard))
+            out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard,
+                               integration: verdict.isKeyboard ? verdict.integration : nil))
             if verdict.isKeyboard {
                 try? mapper.attach(id)
-                if let changed = presence.attach(id, at: time) { emitPresence(changed, at: time, into: &out) }
+                if let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {
+                    emitPresence(present, reason, at: time, into: &out)
+                }
+            } else if verdict.isSwitch, let (present, reason) = presence.setSwitches(id, description.switchStates, at: time) {
+                emitPresence(present, reason, at: time, into: &out)
             }
 
         case .input(let id, let input):
             eventsProcessed += 1
             // Most events are SYN_REPORT and MSC_SCAN: while no device is inside a dropped
             // frame they change nothing, and need no device lookup.
-            if droppingDevices == 0, input.type != EventType.key, !(input.type == EventType.syn && input.code == SynCode.dropped) {
+            if droppingDevices == 0, input.type != EventType.key, input.type != EventType.sw,
+               !(input.type == EventType.syn && input.code == SynCode.dropped) {
                 return
             }
             guard let device = devices[id] else { return }
@@ -167,6 +181,13 @@ public final class Pipeline {
                 eventsDropped += 1
                 return
             }
+            if input.type == EventType.sw {
+                // Lid and tablet mode, from a switch device only (a keyboard's own switches do not count).
+                if device.verdict.isSwitch, let (present, reason) = presence.setSwitch(id, code: input.code, value: input.value, at: input.time) {
+                    emitPresence(present, reason, at: input.time, into: &out)
+                }
+                return
+            }
             guard input.type == EventType.key, device.verdict.isKeyboard else { return }
             switch mapper.map(input, device: id) {
             case .key(let key): route(key, device: device.name, into: &out)
@@ -181,6 +202,14 @@ public final class Pipeline {
             }
             resync(id, keysDown: keys, at: time, into: &out)
 
+        case .switches(let id, let states, let time):
+            guard let device = devices[id], device.verdict.isSwitch else { return }
+            if device.dropping {
+                device.dropping = false
+                droppingDevices -= 1
+            }
+            if let (present, reason) = presence.setSwitches(id, states, at: time) { emitPresence(present, reason, at: time, into: &out) }
+
         case .detached(let id, let time):
             guard let device = devices[id] else { return }
             advance(to: time, into: &out)
@@ -193,8 +222,8 @@ public final class Pipeline {
             if device.dropping { droppingDevices -= 1 }
             devices[id] = nil
             out.append(.detach(time: time, device: device.name, keyboard: device.verdict.isKeyboard))
-            if device.verdict.isKeyboard, let changed = presence.detach(id, at: time) {
-                emitPresence(changed, at: time, into: &out)
+            if device.verdict.isKept, let (present, reason) = presence.detach(id, at: time) {
+                emitPresence(present, reason, at: time, into: &out)
             }
         }
     }
@@ -250,8 +279,8 @@ public final class Pipeline {
         }
     }
 
-    private func emitPresence(_ present: Bool, at time: EventTime, into out: inout [PipelineEvent]) {
-        out.append(.presence(time: time, hardwareKeyboard: present))
+    private func emitPresence(_ present: Bool, _ reason: PresenceReason, at time: EventTime, into out: inout [PipelineEvent]) {
+        out.append(.presence(time: time, hardwareKeyboard: present, reason: reason))
         if let report = geometry?.setHardwareKeyboard(present) {
             out.append(.geometry(time: time, report: report))
         }

@@ -5,7 +5,8 @@ public import KbdGeometry
 /// What the pipeline reports, in the order it happened. Sinks (replay output,
 /// socket subscribers, the log, command execution) consume these.
 public enum PipelineEvent: Sendable {
-    case attach(time: EventTime, device: String, keyboard: Bool)
+    /// `integration` is set for keyboards.
+    case attach(time: EventTime, device: String, keyboard: Bool, integration: KeyboardIntegration?)
     case detach(time: EventTime, device: String, keyboard: Bool)
     /// Carries typed text: only printed or sent when explicitly asked for.
     case key(KeyEvent, device: String)
@@ -13,7 +14,7 @@ public enum PipelineEvent: Sendable {
     case command(time: EventTime, device: String, command: Command, chord: String)
     /// A command of a user's table (an agent's), for that agent only: never broadcast.
     case ownedCommand(owner: Int, time: EventTime, device: String, command: Command, chord: String)
-    case presence(time: EventTime, hardwareKeyboard: Bool)
+    case presence(time: EventTime, hardwareKeyboard: Bool, reason: PresenceReason)
     /// The layout guide after presence changed it (encoded at the wire, never here).
     case geometry(time: EventTime, report: GeometryReport)
     /// Events the pipeline dropped for a device (SYN_DROPPED frames, impossible transitions).
@@ -21,8 +22,8 @@ public enum PipelineEvent: Sendable {
 
     public var time: EventTime {
         switch self {
-        case .attach(let t, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _), .ownedCommand(_, let t, _, _, _),
-            .presence(let t, _), .geometry(let t, _), .dropped(let t, _, _, _):
+        case .attach(let t, _, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _), .ownedCommand(_, let t, _, _, _),
+            .presence(let t, _, _), .geometry(let t, _), .dropped(let t, _, _, _):
             return t
         case .key(let k, _): return k.time
         }

@@ -240,6 +240,7 @@ public final class ReplayDevice: InputDevice {
     private let offset: Int64
     private let clock: () -> EventTime
     private var down: Set<UInt16> = []
+    private var switches: [UInt16: Int32]
     private var ended = false
     private weak var source: ReplayDeviceSource?
     private let index: Int
@@ -250,6 +251,7 @@ public final class ReplayDevice: InputDevice {
         self.index = index
         path = recording.path
         description = recording.description
+        switches = recording.description.switchStates
         self.reader = reader
         self.offset = offset
         self.clock = clock
@@ -273,6 +275,8 @@ public final class ReplayDevice: InputDevice {
             due.time = EventTime(microseconds: event.time.microseconds + offset)
             if due.type == EventType.key {
                 if due.value == 0 { down.remove(due.code) } else { down.insert(due.code) }
+            } else if due.type == EventType.sw {
+                switches[due.code] = due.value
             }
             events.append(due)
             n += 1
@@ -301,6 +305,9 @@ public final class ReplayDevice: InputDevice {
 
     /// The keys its played events hold down.
     public func keysDown() -> Set<UInt16> { down }
+
+    /// The switch states: the recording's `S:` lines, then its played EV_SW events.
+    public func switchStates() -> [UInt16: Int32] { switches }
 
     /// Nobody else reads a recording: grabbing changes nothing.
     public func setGrabbed(_ grabbed: Bool) throws(SystemError) {}

@@ -19,6 +19,7 @@ public final class FakeDevice: InputDevice, @unchecked Sendable {
         var queue: [InputEvent] = []
         var status: DeviceReadStatus = .drained
         var down: Set<UInt16> = []
+        var switches: [UInt16: Int32] = [:]
         var grabbed = false
     }
     private let state = Mutex(State())
@@ -27,6 +28,7 @@ public final class FakeDevice: InputDevice, @unchecked Sendable {
         self.path = path
         self.description = description
         fileDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        state.withLock { $0.switches = description.switchStates }
     }
 
     deinit { close(fileDescriptor) }
@@ -57,11 +59,23 @@ public final class FakeDevice: InputDevice, @unchecked Sendable {
         signal()
     }
 
-    /// The kernel dropped events; afterwards exactly `keysDown` are held.
-    public func dropEvents(keysDown names: [String]) {
+    /// A switch changes (an EV_SW event and a SYN_REPORT at `time`).
+    public func setSwitch(_ code: UInt16, _ value: Int32, at time: EventTime) {
+        state.withLock { s in
+            s.switches[code] = value
+            s.queue.append(InputEvent(time: time, type: EventType.sw, code: code, value: value))
+            s.queue.append(InputEvent(time: time, type: EventType.syn, code: SynCode.report, value: 0))
+        }
+        signal()
+    }
+
+    /// The kernel dropped events; afterwards exactly `keysDown` are held and the
+    /// switches read `switches` (changes that were lost in the drop).
+    public func dropEvents(keysDown names: [String], switches: [UInt16: Int32] = [:]) {
         let keys = Set(names.map { EventCodeNames.keyCode(named: "KEY_" + $0.uppercased())! })
         state.withLock {
             $0.down = keys
+            for (code, value) in switches { $0.switches[code] = value }
             $0.status = .resynchronized(keysDown: keys, dropped: 3)
         }
         signal()
@@ -86,6 +100,7 @@ public final class FakeDevice: InputDevice, @unchecked Sendable {
     }
 
     public func keysDown() -> Set<UInt16> { down }
+    public func switchStates() -> [UInt16: Int32] { state.withLock { $0.switches } }
     public func setGrabbed(_ grabbed: Bool) throws(SystemError) { state.withLock { $0.grabbed = grabbed } }
 }
 

@@ -7,8 +7,11 @@ struct DevicesCommand: ParsableCommand {
         abstract: "List every input device node with its keyboard verdict and the reason.",
         discussion: """
             A keyboard has the key block KEY_ESC…KEY_S (as udev's input_id decides); power buttons, \
-            lid switches, headsets, mice and tablet pads are not keyboards. [devices] include/exclude \
-            in the config (names or vendor:product) overrides the verdict. With FILE arguments, \
+            headsets, mice and tablet pads are not keyboards. Each keyboard is internal (built in: \
+            bus i8042 or host, or udev's ID_INTEGRATION=internal) or external (USB, Bluetooth, \
+            anything else). Devices with a lid or tablet-mode switch are switches: the service reads \
+            them for presence, never as keyboards. [devices] include/exclude and internal/external \
+            in the config (names or vendor:product) override the verdicts. With FILE arguments, \
             classifies evemu recordings' device descriptions instead of live nodes.
 
             Examples:

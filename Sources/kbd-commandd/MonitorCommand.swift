@@ -167,7 +167,7 @@ struct MonitorPrinter {
                 } else {
                     output.write((text.dropFirst(2) + "\n").escapingControlCharacters(keepingNewline: true))
                 }
-            case .attach(_, let device, let keyboard):
+            case .attach(_, let device, let keyboard, _):
                 flush()
                 output.write("attach \"\(device)\"\(keyboard ? "" : " (not a keyboard)")\n".escapingControlCharacters(keepingNewline: true))
             case .detach(_, let device, _):

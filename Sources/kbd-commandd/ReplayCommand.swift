@@ -74,7 +74,8 @@ struct ReplayCommand: ParsableCommand {
             let pipeline = try Pipeline(
                 keymap: keymap, table: config.table, scopes: splitList(scope), textInputActive: textInputActive,
                 geometry: try config.geometryState(),
-                options: Pipeline.Options(emitKeys: showKeys, compose: showKeys ? compose : .none, deviceFilter: config.devices))
+                options: Pipeline.Options(emitKeys: showKeys, compose: showKeys ? compose : .none, deviceFilter: config.devices,
+                                          presencePolicy: config.presence))
             // Recordings that overlap in time are open together: allow as many as the hard limit does.
             raiseOpenFileLimit()
             let source = try RecordingSource(paths: files)

@@ -15,8 +15,13 @@ struct WatchCommand: ParsableCommand {
             command, geometry, dropped (default: all of these). `key` carries typed text and works \
             only when the daemon runs with --allow-key-events.
 
-            Example:
+            After subscribing, and after every reconnect, it prints the state the service reports \
+            at that moment as events marked "current": true (presence with its reason, and the \
+            geometry when one is configured), then each change as it happens.
+
+            Examples:
               kbd-commandd watch --events attach,detach,presence --format json
+              kbd-commandd watch --events presence --reconnect
             """
     )
 
@@ -35,31 +40,71 @@ struct WatchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Send one request line (e.g. '{\"request\":\"list_devices\"}'), print the reply, exit.", valueName: "json"))
     var request: String?
 
+    @Flag(help: ArgumentHelp("Wait for the service, and subscribe again whenever it restarts (without it, watch ends when the service closes the connection)."))
+    var reconnect = false
+
     func run() throws {
         let environment = ProcessEnvironment.current()
         guard let path = socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }) else {
             throw report(CLIFailure(message: "no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)", code: ExitStatus.noInput))
         }
+        if request != nil && reconnect {
+            throw report(CLIFailure(message: "--reconnect is for watching events; a --request is sent once", code: ExitStatus.usage))
+        }
+        let stdout = FileOutput(fd: 1, path: "<stdout>", capacity: 0)
+        var connectedBefore = false
+        while true {
+            let fd = try connect(path, waitForever: reconnect)
+            if connectedBefore { FileOutput.standardError().write("kbd-commandd watch: reconnected to \(path.escapingControlCharacters)\n") }
+            connectedBefore = true
+            defer { close(fd) }
+            try watch(fd, path: path, stdout: stdout)
+            guard reconnect else { return }
+            FileOutput.standardError().write("kbd-commandd watch: the service closed the connection; waiting for it\n")
+        }
+    }
+
+    /// Connects, retrying for `--retry` seconds, or (with `--reconnect`) until the service
+    /// answers, backing off from 0.1 s to 2 s between attempts.
+    private func connect(_ path: String, waitForever: Bool) throws -> Int32 {
         var attempts = Int(retry * 10)
-        var fd: Int32 = -1
-        while fd < 0 {
-            do { fd = try connectUnix(path, quiet: attempts > 0) } catch {
+        var delay: UInt32 = 100_000
+        while true {
+            do {
+                let fd = try connectUnix(path, quiet: attempts > 0 || waitForever)
+                // Whoever answers on this path: root, the service's own user, or you. Another user may
+                // have bound it (a socket in a directory they could write) to show you what they want.
+                if let refusal = Self.untrustedServer(fd, path: path) {
+                    close(fd)
+                    throw report(CLIFailure(message: refusal, code: ExitStatus.failure))
+                }
+                return fd
+            } catch let error as CLIFailure {
+                throw error
+            } catch {
+                if waitForever {
+                    usleep(delay)
+                    delay = min(delay * 2, 2_000_000)
+                    continue
+                }
                 guard attempts > 0 else { throw error }
                 attempts -= 1
                 usleep(100_000)
             }
         }
-        defer { close(fd) }
-        // Whoever answers on this path: root, the service's own user, or you. Another user may
-        // have bound it (a socket in a directory they could write) to show you what they want.
-        if let refusal = Self.untrustedServer(fd, path: path) { throw report(CLIFailure(message: refusal, code: ExitStatus.failure)) }
+    }
+
+    /// Subscribes (or sends the one request) and prints until the server hangs up.
+    private func watch(_ fd: Int32, path: String, stdout: FileOutput) throws {
         let first: String
         if let request { first = request } else {
             let kinds = splitList(events).map { JSONValue.quoted($0) }.joined(separator: ",")
             first = #"{"request":"subscribe","events":["# + kinds + "]}"
         }
-        guard writeAll(fd, first + "\n") else { throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure)) }
-        let stdout = FileOutput(fd: 1, path: "<stdout>", capacity: 0)
+        guard writeAll(fd, first + "\n") else {
+            if reconnect { return }
+            throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure))
+        }
         // One line may hold a whole listing, but not without end.
         let lines = LineBuffer(maxLineBytes: Self.maxLineBytes)
         var sawReply = false
@@ -69,6 +114,7 @@ struct WatchCommand: ParsableCommand {
             case .again: continue reading
             case .eof: break reading
             case .error(let e):
+                if reconnect { return }
                 throw report(CLIFailure(message: "\(path.escapingControlCharacters): read: \(SystemError(operation: "read", errno: e).message)", code: ExitStatus.failure))
             }
             while true {
@@ -93,11 +139,33 @@ struct WatchCommand: ParsableCommand {
                         if failed { throw ExitCode(ExitStatus.failure) }
                         return
                     }
+                    // The state at subscription (and after every reconnect), as events marked current.
+                    let subscribed = Set(splitList(events))
+                    for event in Self.currentState(object) where subscribed.contains(event.objectValue?["event"]?.stringValue ?? "") {
+                        stdout.write((format == .json ? event.serialized() : Self.text(event)) + "\n")
+                    }
                     continue
                 }
                 stdout.write((format == .json ? value.serialized() : Self.text(value)) + "\n")
             }
         }
+    }
+
+    /// The subscribe reply's state as events: `{"event":"presence","current":true,"hardware_keyboard":B,"reason":R}`
+    /// and `{"event":"geometry","current":true,…}`, when the reply carries them.
+    static func currentState(_ reply: JSONObject) -> [JSONValue] {
+        var out: [JSONValue] = []
+        if let present = reply["hardware_keyboard"] {
+            var o = JSONObject([("event", .string("presence")), ("current", .bool(true)), ("hardware_keyboard", present)])
+            if let reason = reply["reason"] { _ = o.updateValue(reason, forKey: "reason") }
+            out.append(.object(o))
+        }
+        if case .object(let geometry)? = reply["geometry"] {
+            var o = JSONObject([("event", .string("geometry")), ("current", .bool(true))])
+            for (k, v) in geometry.members { _ = o.updateValue(v, forKey: k) }
+            out.append(.object(o))
+        }
+        return out
     }
 
     /// The longest line `watch` accepts from the server.

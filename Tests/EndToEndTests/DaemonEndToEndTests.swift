@@ -83,6 +83,25 @@ struct DaemonEndToEndTests {
         #expect(r.lines[1].contains(#""name":"Razer Razer BlackWidow 2013","id":"bus 0003 1532:011b v0111","keyboard":true"#))
     }
 
+    /// A laptop's built-in keyboard, its tablet-mode switch and a lid switch (real descriptions).
+    @Test func devicesTellsInternalKeyboardsAndSwitches() {
+        let files = ["switches/xorg-integration-tests--at-translated-set-2-keyboard.x220t.desc.evemu",
+                     "switches/evemu-devices--hp-wmi-hotkeys.desc.evemu",
+                     "switches/systemd--test-35-login.fake-lid-switch.extracted.evemu",
+                     "evemu-devices--razer-blackwidow-2013.keyboard.desc.evemu"].map(Paths.recording)
+        let r = runTool(["devices"] + files)
+        #expect(r.status == 0)
+        #expect(r.lines.filter { $0.hasPrefix("    ") } == [
+            "    keyboard (internal): has KEY_ESC…KEY_S",
+            "    switch: switch device (SW_TABLET_MODE)",
+            "    switch: switch device (SW_LID)",
+            "    keyboard (external): has KEY_ESC…KEY_S",
+        ])
+        let json = runTool(["devices", "--format", "json"] + files)
+        #expect(json.lines[0].contains(#""keyboard":true,"reason":"has KEY_ESC…KEY_S","integration":"internal""#))
+        #expect(json.lines[1].contains(#""keyboard":false,"reason":"switch device (SW_TABLET_MODE)","switch":true"#))
+    }
+
     @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
     func theUserUnitOfTheAgentVerifies() {
         let unit = slurpFile(Paths.root + "/udev/kbd-commandd-agent.service")

@@ -41,7 +41,7 @@ struct ReplayServiceEndToEndTests {
         #expect(daemon.waitFor("ready: 1 commands, 0 keyboards"))
         let watch = RunningTool(["watch", "--socket", socket, "--retry", "5", "--format", "json", "--events", "attach,detach,presence,command"])
 
-        #expect(daemon.waitFor("keyboard attached: \(recording) \"ctrl-shift-c.evemu\" (bus 0006 0000:0000 v0000)"))
+        #expect(daemon.waitFor("keyboard attached: \(recording) \"ctrl-shift-c.evemu\" (bus 0006 0000:0000 v0000, external)"))
         #expect(daemon.waitFor("command copy-terminal \"copy-terminal\" (Ctrl+Shift+C) on \"ctrl-shift-c.evemu\"", seconds: 15))
         #expect(daemon.waitFor("keyboard detached: \(recording) \"ctrl-shift-c.evemu\" (device gone)"))
         #expect(daemon.waitFor("replay: every recording has played; running until SIGTERM"))
@@ -67,13 +67,15 @@ struct ReplayServiceEndToEndTests {
         var seen = ""
         for _ in 0..<250 {
             seen = watch.stdout
-            if seen.contains(#""hardware_keyboard":false"#) { break }
+            if seen.split(separator: "\n").contains(where: { $0.hasPrefix(#"{"event":"presence","time""#) && $0.contains(#""hardware_keyboard":false"#) }) { break }
             usleep(20_000)
         }
         let lines = seen.split(separator: "\n").map(String.init)
         let command = lines.firstIndex { $0.hasPrefix(#"{"event":"command""#) && $0.contains(#""id":"copy-terminal""#) }
         let detach = lines.firstIndex { $0.hasPrefix(#"{"event":"detach""#) && $0.contains(#""device":"ctrl-shift-c.evemu""#) }
-        let absent = lines.firstIndex { $0.hasPrefix(#"{"event":"presence""#) && $0.contains(#""hardware_keyboard":false"#) }
+        // First the state at subscription (no keyboard yet), then the changes.
+        #expect(lines.first == #"{"event":"presence","current":true,"hardware_keyboard":false,"reason":"no keyboard"}"#, "\(seen)")
+        let absent = lines.firstIndex { $0.hasPrefix(#"{"event":"presence","time""#) && $0.contains(#""hardware_keyboard":false"#) }
         #expect(command != nil && detach != nil && absent != nil, "\(seen)")
         if let command, let detach, let absent { #expect(command < detach && detach < absent) }
 

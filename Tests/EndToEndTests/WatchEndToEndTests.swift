@@ -90,6 +90,43 @@ struct WatchEndToEndTests {
         #expect(watch.stderr == "Error: \(server.path): the server sent a line that is not a JSON object; not a kbd-commandd server\n")
     }
 
+    /// `watch --reconnect` waits for a service that is not up yet, prints the state the
+    /// subscribe reply carries, and subscribes again after the service restarts (issue 14;
+    /// before, watch ended with 0 when the service went away).
+    @Test func reconnectWaitsForTheServiceAndSubscribesAgainAfterARestart() {
+        let dir = EndToEndDirectory()
+        let path = dir.path + "/s"
+        let watch = RunningTool(["watch", "--socket", path, "--events", "presence,command", "--format", "json", "--reconnect"])
+        usleep(300_000)  // nothing listens yet: watch keeps trying
+        var server: FakeServer? = FakeServer(path: path)
+        var client = server!.accept()
+        #expect(client >= 0)
+        #expect(FakeServer.readLine(client) == #"{"request":"subscribe","events":["presence","command"]}"#)
+        FakeServer.send(client, Array(#"{"reply":"subscribe","ok":true,"events":["command","presence"],"hardware_keyboard":true,"reason":"external keyboard"}"#.utf8) + [0x0A])
+        FakeServer.send(client, Array(#"{"event":"presence","time":2.5,"hardware_keyboard":false,"reason":"tablet mode"}"#.utf8) + [0x0A])
+        usleep(200_000)
+        // The service restarts: the connection closes, the socket is bound again.
+        close(client)
+        server = nil
+        usleep(300_000)
+        server = FakeServer(path: path)
+        client = server!.accept()
+        #expect(client >= 0)
+        #expect(FakeServer.readLine(client).hasPrefix(#"{"request":"subscribe""#))
+        FakeServer.send(client, Array(#"{"reply":"subscribe","ok":true,"events":["command","presence"],"hardware_keyboard":false,"reason":"tablet mode"}"#.utf8) + [0x0A])
+        usleep(200_000)
+        watch.signal(SIGTERM)
+        _ = watch.wait()
+        close(client)
+        #expect(watch.stdout.split(separator: "\n") == [
+            #"{"event":"presence","current":true,"hardware_keyboard":true,"reason":"external keyboard"}"#,
+            #"{"event":"presence","time":2.5,"hardware_keyboard":false,"reason":"tablet mode"}"#,
+            #"{"event":"presence","current":true,"hardware_keyboard":false,"reason":"tablet mode"}"#,
+        ])
+        #expect(watch.stderr.contains("the service closed the connection; waiting for it"))
+        #expect(watch.stderr.contains("reconnected to \(path)"))
+    }
+
     @Test func aRequestReplyIsPrintedAsJSONToo() {
         let dir = EndToEndDirectory()
         let server = FakeServer(path: dir.path + "/s")

@@ -44,7 +44,7 @@ import Testing
         ("[keymapp]\nlayout = \"us\"\n",
          "k.toml:1: unknown section 'keymapp' (did you mean 'keymap'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]"),
         ("[devices]\ngrap = true\n",
-         "k.toml:2: unknown key 'devices.grap' (did you mean 'grab'?); expected include, exclude or grab"),
+         "k.toml:2: unknown key 'devices.grap' (did you mean 'grab'?); expected include, exclude, internal, external or grab"),
     ])
     func tomlAndKeymapNames(_ text: String, _ expected: String) {
         do {

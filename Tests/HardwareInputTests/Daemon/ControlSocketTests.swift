@@ -64,7 +64,7 @@ struct ControlSocketTests {
         let h = try DaemonHarness()
         let c = try SocketClient(path: h.socketPath)
         #expect(exchange(h, c, #"{"request":"subscribe","events":["attach","presence","chord","command"]}"#)
-                == [#"{"reply":"subscribe","ok":true,"events":["attach","chord","command","presence"],"hardware_keyboard":false}"#])
+                == [#"{"reply":"subscribe","ok":true,"events":["attach","chord","command","presence"],"hardware_keyboard":false,"reason":"no keyboard"}"#])
         let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
         h.pump()
         h.type(kbd, [("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)])
@@ -94,7 +94,7 @@ struct ControlSocketTests {
         let commands = exchange(h, c, #"{"request":"list_commands"}"#)
         #expect(commands.first?.hasPrefix(#"{"reply":"list_commands","ok":true,"commands":[{"scope":"editor","id":"editor-save""#) == true)
         let devices = exchange(h, c, #"{"request":"list_devices"}"#)
-        #expect(devices == [#"{"reply":"list_devices","ok":true,"devices":[{"path":"/dev/input/event2","name":"Logitech K400 Plus","keyboard":true,"reason":"has KEY_ESC…KEY_S (keyboard with a pointer)","open":true},{"path":"/dev/input/event3","name":"Ultrathin Touch Mouse","keyboard":false,"reason":"a mouse that advertises keyboard keys (name says mouse)","open":false}]}"#])
+        #expect(devices == [#"{"reply":"list_devices","ok":true,"devices":[{"path":"/dev/input/event2","name":"Logitech K400 Plus","keyboard":true,"reason":"has KEY_ESC…KEY_S (keyboard with a pointer)","integration":"external","open":true},{"path":"/dev/input/event3","name":"Ultrathin Touch Mouse","keyboard":false,"reason":"a mouse that advertises keyboard keys (name says mouse)","open":false}]}"#])
     }
 
     @Test(arguments: [

@@ -50,7 +50,7 @@ import Glibc
             case .attached(let id, _, _, let t): out.append("attach \(id.rawValue) \(t.microseconds)")
             case .input(let id, let ev): out.append("input \(id.rawValue) \(ev.time.microseconds) \(ev.value)")
             case .detached(let id, let t): out.append("detach \(id.rawValue) \(t.microseconds)")
-            case .resynchronized: out.append("resync")
+            case .resynchronized, .switches: out.append("resync")
             }
         }
         return (out, source.mostOpenAtOnce)

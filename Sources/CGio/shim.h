@@ -1,0 +1,134 @@
+#ifndef KBD_COMMANDD_CGIO_SHIM_H
+#define KBD_COMMANDD_CGIO_SHIM_H
+/* GSettings from GIO (libgio-2.0): the client of the agent's GNOME backend, the setting
+ * org.gnome.desktop.a11y.applications screen-keyboard-enabled. libgio (with GObject,
+ * GLib and, on first use, the dconf GSettings module) is loaded with dlopen in the
+ * child process the agent makes its GSettings calls in (DesktopProcess), so the agent
+ * itself never maps it (GLib's libraries cannot be unloaded). No GLib
+ * header is needed: the few entry points are declared here with the types of GLib's
+ * ABI (gboolean is int, the objects are opaque). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+
+typedef struct kbd_GSettingsSchemaSource kbd_GSettingsSchemaSource;
+typedef struct kbd_GSettingsSchema kbd_GSettingsSchema;
+typedef struct kbd_GSettings kbd_GSettings;
+typedef struct kbd_GSettingsBackend kbd_GSettingsBackend;
+typedef struct kbd_GMainContext kbd_GMainContext;
+
+struct kbd_gio {
+    kbd_GSettingsSchemaSource *(*schema_source_get_default)(void);
+    kbd_GSettingsSchema *(*schema_source_lookup)(kbd_GSettingsSchemaSource *, const char *, int);
+    int (*schema_has_key)(kbd_GSettingsSchema *, const char *);
+    void (*schema_unref)(kbd_GSettingsSchema *);
+    kbd_GSettings *(*settings_new_full)(kbd_GSettingsSchema *, kbd_GSettingsBackend *, const char *);
+    int (*settings_get_boolean)(kbd_GSettings *, const char *);
+    int (*settings_set_boolean)(kbd_GSettings *, const char *, int);
+    int (*settings_is_writable)(kbd_GSettings *, const char *);
+    void (*settings_sync)(void);
+    kbd_GSettingsBackend *(*backend_get_default)(void);
+    kbd_GSettingsBackend *(*memory_backend_new)(void);
+    const char *(*type_name_from_instance)(void *);
+    void (*object_unref)(void *);
+    kbd_GMainContext *(*main_context_new)(void);
+    void (*main_context_push_thread_default)(kbd_GMainContext *);
+    void (*main_context_pop_thread_default)(kbd_GMainContext *);
+    int (*main_context_iteration)(kbd_GMainContext *, int);
+    void (*main_context_unref)(kbd_GMainContext *);
+};
+
+/* Loads libgio once; 0 on success, -ENOENT when it is not installed, -ENOSYS when an
+ * entry point is missing (a GLib older than 2.32). */
+static inline int kbd_gio_load(struct kbd_gio *f) {
+    if (f->settings_sync) return 0;
+    void *lib = dlopen("libgio-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return -ENOENT;
+    /* dlsym on the handle also searches its dependencies (libgobject, libglib). */
+#define KBD_GIO_SYM(field, name) f->field = (__typeof__(f->field))dlsym(lib, name)
+    KBD_GIO_SYM(schema_source_get_default, "g_settings_schema_source_get_default");
+    KBD_GIO_SYM(schema_source_lookup, "g_settings_schema_source_lookup");
+    KBD_GIO_SYM(schema_has_key, "g_settings_schema_has_key");
+    KBD_GIO_SYM(schema_unref, "g_settings_schema_unref");
+    KBD_GIO_SYM(settings_new_full, "g_settings_new_full");
+    KBD_GIO_SYM(settings_get_boolean, "g_settings_get_boolean");
+    KBD_GIO_SYM(settings_set_boolean, "g_settings_set_boolean");
+    KBD_GIO_SYM(settings_is_writable, "g_settings_is_writable");
+    KBD_GIO_SYM(backend_get_default, "g_settings_backend_get_default");
+    KBD_GIO_SYM(memory_backend_new, "g_memory_settings_backend_new");
+    KBD_GIO_SYM(type_name_from_instance, "g_type_name_from_instance");
+    KBD_GIO_SYM(object_unref, "g_object_unref");
+    KBD_GIO_SYM(main_context_new, "g_main_context_new");
+    KBD_GIO_SYM(main_context_push_thread_default, "g_main_context_push_thread_default");
+    KBD_GIO_SYM(main_context_pop_thread_default, "g_main_context_pop_thread_default");
+    KBD_GIO_SYM(main_context_iteration, "g_main_context_iteration");
+    KBD_GIO_SYM(main_context_unref, "g_main_context_unref");
+#undef KBD_GIO_SYM
+    void (*sync)(void) = (void (*)(void))dlsym(lib, "g_settings_sync");
+    if (!sync || !f->schema_source_get_default || !f->schema_source_lookup || !f->schema_has_key || !f->schema_unref ||
+        !f->settings_new_full || !f->settings_get_boolean || !f->settings_set_boolean || !f->settings_is_writable ||
+        !f->backend_get_default || !f->memory_backend_new || !f->type_name_from_instance || !f->object_unref || !f->main_context_new ||
+        !f->main_context_push_thread_default || !f->main_context_pop_thread_default || !f->main_context_iteration ||
+        !f->main_context_unref)
+        return -ENOSYS;
+    f->settings_sync = sync;
+    return 0;
+}
+
+enum {
+    KBD_GSETTINGS_OK = 0,
+    /* No compiled schemas at all (no gschemas.compiled in XDG_DATA_DIRS). */
+    KBD_GSETTINGS_NO_SCHEMAS = -1,
+    /* The schema is not installed. */
+    KBD_GSETTINGS_NO_SCHEMA = -2,
+    /* The schema has no such key. */
+    KBD_GSETTINGS_NO_KEY = -3,
+    /* The key is locked (dconf lockdown): a write would be refused. */
+    KBD_GSETTINGS_NOT_WRITABLE = -4,
+};
+
+/* The name of the default GSettings backend's type (GMemorySettingsBackend when GIO found
+ * no dconf module), copied into `name`. */
+static inline void kbd_gsettings_backend_name(const struct kbd_gio *f, char *name, size_t size) {
+    kbd_GSettingsBackend *backend = f->backend_get_default();
+    const char *type = backend ? f->type_name_from_instance(backend) : "";
+    strncpy(name, type ? type : "", size - 1);
+    name[size - 1] = 0;
+    if (backend) f->object_unref(backend);
+}
+
+/* Reads (`write` 0) or writes (`write` 1, then g_settings_sync) the boolean `key` of
+ * `schema_id` through `backend` (NULL: the default one, dconf on a desktop); the value
+ * read goes to *value. The GSettings object lives only for the
+ * call, with a private main context as the thread default: its change notifications
+ * (dispatched to the context it was made in) are run before it goes, and nothing is
+ * left queued on a context that no loop would ever run. */
+static inline int kbd_gsettings_bool(const struct kbd_gio *f, kbd_GSettingsBackend *backend, const char *schema_id, const char *key,
+                                     int write, int *value) {
+    kbd_GSettingsSchemaSource *source = f->schema_source_get_default();
+    if (!source) return KBD_GSETTINGS_NO_SCHEMAS;
+    kbd_GSettingsSchema *schema = f->schema_source_lookup(source, schema_id, 1);
+    if (!schema) return KBD_GSETTINGS_NO_SCHEMA;
+    if (!f->schema_has_key(schema, key)) {
+        f->schema_unref(schema);
+        return KBD_GSETTINGS_NO_KEY;
+    }
+    kbd_GMainContext *context = f->main_context_new();
+    f->main_context_push_thread_default(context);
+    kbd_GSettings *settings = f->settings_new_full(schema, backend, NULL);
+    f->schema_unref(schema);
+    int result = KBD_GSETTINGS_OK;
+    if (!write) {
+        *value = f->settings_get_boolean(settings, key) ? 1 : 0;
+    } else if (!f->settings_is_writable(settings, key) || !f->settings_set_boolean(settings, key, *value ? 1 : 0)) {
+        result = KBD_GSETTINGS_NOT_WRITABLE;
+    } else {
+        f->settings_sync();
+    }
+    f->object_unref(settings);
+    while (f->main_context_iteration(context, 0)) {}
+    f->main_context_pop_thread_default(context);
+    f->main_context_unref(context);
+    return result;
+}
+#endif

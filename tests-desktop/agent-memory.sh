@@ -1,0 +1,71 @@
+#!/bin/bash
+# The session agent's resident memory with each on-screen-keyboard backend in a real
+# session (a benchmark: it prints numbers, it does not judge them). For each backend:
+# a fresh session (sway, or KWin for kwin), the agent as the session's user, then the
+# service replaying a keyboard that attaches, types Ctrl+Alt+T and detaches
+# (ctrl-alt-t.evemu). VmRSS of the agent: connected and registered before any keyboard,
+# 2.5 s after the attach (the keyboard switched off, the bound command run), and 3 s
+# after the detach (the keyboard back). Also whether the agent maps libsystemd or GIO
+# (its bus and GSettings calls run in child processes, so it should map neither).
+#
+#   tests-desktop/agent-memory.sh [BUILD_DIR]     (root; setup-host.sh first; a release
+#                                                  build measures what users run)
+#   BACKENDS="none gnome" tests-desktop/agent-memory.sh …
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export SESSION_DIR=/tmp/kbd-desktop-agent-memory
+. "$here/lib.sh"
+bin=$(cd "${1:-$here/../.build/release}" && pwd)
+[ "$(id -u)" = 0 ] || die "run as root (the session runs as $KBD_USER)"
+for b in kbd-commandd-daemon kbd-commandd-agent; do [ -x "$bin/$b" ] || die "$bin/$b is not built"; done
+work=/tmp/kbd-agent-memory
+
+agent= service=
+cleanup() {
+    [ -n "$service" ] && kill "$service" 2>/dev/null && wait "$service" 2>/dev/null
+    [ -n "$agent" ] && kill "$agent" 2>/dev/null
+    agent= service=
+    "$here/session.sh" stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
+
+echo "| backend | before a keyboard | keyboard present | after it left | libsystemd / GIO mapped |"
+echo "|---|---|---|---|---|"
+for backend in ${BACKENDS:-none wvkbd squeekboard kwin gnome}; do
+    rm -rf "$work"; mkdir -p "$work"; chmod 755 "$work"; printf '' > "$work/system.toml"
+    case $backend in
+        squeekboard) opts=(--squeekboard) ;;
+        wvkbd) opts=(--wvkbd) ;;
+        kwin) opts=(--kwin) ;;
+        *) opts=() ;;
+    esac
+    "$here/session.sh" start "${opts[@]}" >/dev/null 2>&1 || { echo "| $backend | the session did not start | | | |"; continue; }
+    case $backend in
+        gnome) as_user gsettings set org.gnome.desktop.a11y.applications screen-keyboard-enabled true ;;
+        squeekboard) "$here/osk-state" squeekboard set true >/dev/null ;;
+    esac
+    cfg="$SESSION_DIR/xdg/config/kbd-commandd"
+    mkdir -p "$cfg"
+    printf '[osk]\nbackend = "%s"\n\n[[command]]\nid = "terminal"\nkeys = "Ctrl+Alt+T"\nrun = ["true"]\n' "$backend" > "$cfg/config.toml"
+    chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
+    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
+    agent=$SPAWNED_PID
+    wait_for 10 grep -q "waiting for the service" "$SESSION_DIR/agent.log"
+    "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
+        --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
+    service=$!
+    wait_for 10 grep -q "registered 1 commands" "$SESSION_DIR/agent.log"
+    before=$(rss "$agent")
+    # The recording attaches at once and types the chord 4 s later.
+    wait_for 10 grep -q "hardware keyboard present" "$work/service.log"
+    sleep 4.3
+    present=$(rss "$agent")
+    wait_for 10 grep -q "hardware keyboard absent" "$work/service.log"
+    sleep 3
+    after=$(rss "$agent")
+    mapped=$(grep -c 'libsystemd\|libgio' "/proc/$agent/maps" 2>/dev/null)
+    echo "| $backend | $before KiB | $present KiB | $after KiB | $([ "${mapped:-0}" = 0 ] && echo no || echo "yes ($mapped mappings)") |"
+    cleanup
+done
+rm -rf "$work"

@@ -1,0 +1,202 @@
+/* vdev: creates virtual input devices in the kbdvm guest for the presence tests and
+ * drives them from a script, one command per line (stdin or the file given):
+ *
+ *   kbd NAME BUS             uinput keyboard (KEY_ESC..KEY_MICMUTE, EV_REP), bus in hex (11 = i8042)
+ *   switch NAME TABLET LID   uinput switch device (SW_LID, SW_TABLET_MODE) set to these values
+ *   bt NAME                  uhid keyboard on BUS_BLUETOOTH (HID boot keyboard descriptor, hid-generic)
+ *   sw NAME CODE VALUE       an EV_SW event and SYN_REPORT (CODE: lid or tablet)
+ *   toggle NAME CODE FROM N  N changes of a switch now at FROM, back to back (overflows a stopped
+ *                            reader); an odd N ends flipped
+ *   destroy NAME             removes the device
+ *   waitlog TEXT             waits (30 s at most) until the file in $VDEV_LOG holds TEXT past the
+ *                            point found last time; exits 3 if it does not
+ *   sleep MS
+ *   sh COMMAND               runs COMMAND with dash (else /bin/sh)
+ *   echo TEXT                prints TEXT (a marker for the host's key script)
+ *
+ * Devices live as long as vdev runs (it owns their descriptors). Build on the host:
+ *   cc -O2 -Wall -o vdev tests-kernel/vdev.c
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/input.h>
+#include <linux/uhid.h>
+#include <linux/uinput.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct dev { char name[80]; int fd; int uhid; };
+static struct dev devs[16];
+static int ndevs;
+static long log_cursor;
+
+static void fail(const char *what) { perror(what); exit(2); }
+
+static struct dev *find(const char *name) {
+    for (int i = 0; i < ndevs; i++) if (devs[i].fd >= 0 && !strcmp(devs[i].name, name)) return &devs[i];
+    fprintf(stderr, "vdev: no device %s\n", name);
+    exit(2);
+}
+
+static void emit(int fd, int type, int code, int value) {
+    struct input_event ev = {0};
+    ev.type = type; ev.code = code; ev.value = value;
+    if (write(fd, &ev, sizeof ev) != sizeof ev) fail("write");
+}
+
+static int uinput_create(const char *name, int bus, int keyboard) {
+    int fd = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) fail("/dev/uinput");
+    if (keyboard) {
+        ioctl(fd, UI_SET_EVBIT, EV_KEY);
+        ioctl(fd, UI_SET_EVBIT, EV_REP);
+        ioctl(fd, UI_SET_EVBIT, EV_MSC);
+        ioctl(fd, UI_SET_MSCBIT, MSC_SCAN);
+        for (int k = KEY_ESC; k <= KEY_MICMUTE; k++) ioctl(fd, UI_SET_KEYBIT, k);
+    } else {
+        ioctl(fd, UI_SET_EVBIT, EV_SW);
+        ioctl(fd, UI_SET_SWBIT, SW_LID);
+        ioctl(fd, UI_SET_SWBIT, SW_TABLET_MODE);
+    }
+    struct uinput_setup setup = {0};
+    snprintf(setup.name, sizeof setup.name, "%s", name);
+    setup.id.bustype = bus;
+    setup.id.vendor = 0x0001;
+    setup.id.product = keyboard ? 0x0001 : 0x0005;
+    if (ioctl(fd, UI_DEV_SETUP, &setup) < 0) fail("UI_DEV_SETUP");
+    if (ioctl(fd, UI_DEV_CREATE) < 0) fail("UI_DEV_CREATE");
+    return fd;
+}
+
+/* The HID boot keyboard report descriptor (HID 1.11, appendix B.1). */
+static const unsigned char boot_keyboard[] = {
+    0x05, 0x01, 0x09, 0x06, 0xa1, 0x01, 0x05, 0x07, 0x19, 0xe0, 0x29, 0xe7, 0x15, 0x00, 0x25, 0x01,
+    0x75, 0x01, 0x95, 0x08, 0x81, 0x02, 0x95, 0x01, 0x75, 0x08, 0x81, 0x01, 0x95, 0x05, 0x75, 0x01,
+    0x05, 0x08, 0x19, 0x01, 0x29, 0x05, 0x91, 0x02, 0x95, 0x01, 0x75, 0x03, 0x91, 0x01, 0x95, 0x06,
+    0x75, 0x08, 0x15, 0x00, 0x25, 0x65, 0x05, 0x07, 0x19, 0x00, 0x29, 0x65, 0x81, 0x00, 0xc0,
+};
+
+static int uhid_create(const char *name) {
+    int fd = open("/dev/uhid", O_RDWR | O_CLOEXEC);
+    if (fd < 0) fail("/dev/uhid");
+    struct uhid_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = UHID_CREATE2;
+    snprintf((char *)ev.u.create2.name, sizeof ev.u.create2.name, "%s", name);
+    snprintf((char *)ev.u.create2.phys, sizeof ev.u.create2.phys, "vdev/bt0");
+    memcpy(ev.u.create2.rd_data, boot_keyboard, sizeof boot_keyboard);
+    ev.u.create2.rd_size = sizeof boot_keyboard;
+    ev.u.create2.bus = BUS_BLUETOOTH;
+    ev.u.create2.vendor = 0x046d;
+    ev.u.create2.product = 0xb342;
+    if (write(fd, &ev, sizeof ev) < 0) fail("UHID_CREATE2");
+    return fd;
+}
+
+static int code_of(const char *s) {
+    if (!strcmp(s, "lid")) return SW_LID;
+    if (!strcmp(s, "tablet")) return SW_TABLET_MODE;
+    return atoi(s);
+}
+
+static void add(const char *name, int fd, int uhid) {
+    if (ndevs == 16) { fprintf(stderr, "vdev: too many devices\n"); exit(2); }
+    snprintf(devs[ndevs].name, sizeof devs[ndevs].name, "%s", name);
+    devs[ndevs].fd = fd;
+    devs[ndevs].uhid = uhid;
+    ndevs++;
+}
+
+static void waitlog(const char *text) {
+    const char *path = getenv("VDEV_LOG");
+    if (!path) { fprintf(stderr, "vdev: waitlog needs VDEV_LOG\n"); exit(2); }
+    for (int i = 0; i < 3000; i++) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            static char buf[1 << 20];
+            fseek(f, log_cursor, SEEK_SET);
+            size_t n = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+            buf[n] = 0;
+            char *hit = strstr(buf, text);
+            if (hit) { log_cursor += (hit - buf) + strlen(text); return; }
+        }
+        usleep(10000);
+    }
+    printf("VDEV-TIMEOUT waiting for: %s\n", text);
+    fflush(stdout);
+    exit(3);
+}
+
+int main(int argc, char **argv) {
+    FILE *in = argc > 1 ? fopen(argv[1], "r") : stdin;
+    if (!in) fail(argv[1]);
+    char line[512];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    while (fgets(line, sizeof line, in)) {
+        line[strcspn(line, "\n")] = 0;
+        char cmd[32] = "", a[128] = "", b[64] = "", c[64] = "";
+        if (line[0] == '#' || sscanf(line, "%31s", cmd) != 1) continue;
+        const char *rest = line + strlen(cmd);
+        while (*rest == ' ') rest++;
+        if (!strcmp(cmd, "kbd") && sscanf(rest, "%127s %63s", a, b) == 2) {
+            add(a, uinput_create(a, (int)strtol(b, NULL, 16), 1), 0);
+        } else if (!strcmp(cmd, "switch") && sscanf(rest, "%127s %63s %63s", a, b, c) == 3) {
+            int fd = uinput_create(a, 0x19, 0);
+            add(a, fd, 0);
+            usleep(200000); /* let the node appear before the state is set */
+            emit(fd, EV_SW, SW_TABLET_MODE, atoi(b));
+            emit(fd, EV_SW, SW_LID, atoi(c));
+            emit(fd, EV_SYN, SYN_REPORT, 0);
+        } else if (!strcmp(cmd, "bt") && sscanf(rest, "%127s", a) == 1) {
+            add(a, uhid_create(a), 1);
+        } else if (!strcmp(cmd, "sw") && sscanf(rest, "%127s %63s %63s", a, b, c) == 3) {
+            struct dev *d = find(a);
+            emit(d->fd, EV_SW, code_of(b), atoi(c));
+            emit(d->fd, EV_SYN, SYN_REPORT, 0);
+        } else if (!strcmp(cmd, "toggle") && sscanf(rest, "%127s %63s %63s %63s", a, b, c, cmd) == 4) {
+            /* Values alternate starting with the opposite of FROM: an odd COUNT ends flipped. */
+            struct dev *d = find(a);
+            int code = code_of(b), from = atoi(c), n = atoi(cmd);
+            for (int i = 0; i < n; i++) {
+                emit(d->fd, EV_SW, code, i % 2 == 0 ? !from : from);
+                emit(d->fd, EV_SYN, SYN_REPORT, 0);
+            }
+        } else if (!strcmp(cmd, "destroy") && sscanf(rest, "%127s", a) == 1) {
+            struct dev *d = find(a);
+            if (d->uhid) {
+                struct uhid_event ev;
+                memset(&ev, 0, sizeof ev);
+                ev.type = UHID_DESTROY;
+                if (write(d->fd, &ev, sizeof ev) < 0) fail("UHID_DESTROY");
+            } else {
+                ioctl(d->fd, UI_DEV_DESTROY);
+            }
+            close(d->fd);
+            d->fd = -1;
+        } else if (!strcmp(cmd, "waitlog")) {
+            waitlog(rest);
+        } else if (!strcmp(cmd, "sleep")) {
+            usleep(atoi(rest) * 1000);
+        } else if (!strcmp(cmd, "sh")) {
+            /* dash, not busybox's sh: busybox prefers its own applets (its setpriv lacks --reuid). */
+            const char *shell = access("/usr/bin/dash", X_OK) == 0 ? "/usr/bin/dash" : "/bin/sh";
+            pid_t pid = fork();
+            if (pid == 0) { execl(shell, shell, "-c", rest, (char *)NULL); _exit(127); }
+            int status = 0;
+            waitpid(pid, &status, 0);
+            if (status != 0) fprintf(stderr, "vdev: '%s' failed\n", rest);
+        } else if (!strcmp(cmd, "echo")) {
+            printf("%s\n", rest);
+        } else {
+            fprintf(stderr, "vdev: bad line: %s\n", line);
+            return 2;
+        }
+    }
+    return 0;
+}
