@@ -84,6 +84,23 @@ struct ConfigPathsEndToEndTests {
             """)
     }
 
+    /// Every section key is merged from the file that sets it, and set twice is an error.
+    @Test func settingsFromADropInApplyAndTwiceIsAnError() {
+        let root = Self.root([
+            "config.toml": "[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n",
+            "config.d/50-presence.toml": "[settings]\npresence = \"any-keyboard\"\n\n[devices]\ngrab = true\n",
+        ])
+        defer { Self.remove(root) }
+        let check = runTool(["check"], environment: Self.environment(root))
+        #expect(check.status == 0, "\(check.stderr)")
+        // grab from the drop-in is in effect: check warns about it at the drop-in's line.
+        #expect(check.stderr.contains("Warning: \(root)/config.d/50-presence.toml:5: devices.grab = true"), "\(check.stderr)")
+        Self.write(root + "/config.d/60-more.toml", "[settings]\npresence = \"auto\"\n")
+        let twice = runTool(["check"], environment: Self.environment(root))
+        #expect(twice.status == 78)
+        #expect(twice.stderr == "Error: \(root)/config.d/60-more.toml:2: settings.presence is also set at \(root)/config.d/50-presence.toml:2; set it in one file only\n")
+    }
+
     @Test func noConfigAnywhereIsExit66NamingTheDefault() {
         let root = Self.root([:])
         defer { Self.remove(root) }
