@@ -362,7 +362,8 @@ chord KEY_LEFTCTRL+KEY_S
 tap KEY_F5
 wait 500ms
 """
-    sh = ("trap : TERM; %s %s monitor /dev/input/event0 --config /tmp/c.toml > /tmp/monitor.txt 2>&1 & P=$!; sleep 1; echo MONITORING; "
+    sh = ("trap : TERM; %s %s monitor /dev/input/event0 --config /tmp/c.toml > /tmp/monitor.txt 2>&1 & P=$!; "
+          "for i in $(seq 100); do grep -q watching /tmp/monitor.txt && break; sleep 0.1; done; echo MONITORING; "
           "wait $P; wait $P; cat /tmp/monitor.txt") % (AS_USER, binary)
     i = run_vm("monitor", keys, sh, files)
     out = i["out"]
