@@ -352,6 +352,29 @@ wait 300ms
     record("record", i, checks, "recorded %d bytes" % (os.path.getsize(out_file) if os.path.exists(out_file) else 0))
 
 
+def t_monitor(binary, files):
+    # Issue 15: `monitor` as uid 1000 in group input (the service's rights) on the real kernel
+    # keyboard: each press with its code, keysym, chord text and the command it would fire.
+    keys = r"""
+waitfor /MONITORING/ 30s
+wait 300ms
+chord KEY_LEFTCTRL+KEY_S
+tap KEY_F5
+wait 500ms
+"""
+    sh = ("trap : TERM; %s %s monitor /dev/input/event0 --config /tmp/c.toml > /tmp/monitor.txt 2>&1 & P=$!; "
+          "for i in $(seq 100); do grep -q watching /tmp/monitor.txt && break; sleep 0.1; done; echo MONITORING; "
+          "wait $P; wait $P; cat /tmp/monitor.txt") % (AS_USER, binary)
+    i = run_vm("monitor", keys, sh, files)
+    out = i["out"]
+    record("monitor", i, [
+        ("shows every key you press" in out, "monitor did not say that it shows key presses"),
+        ("KEY_S (31)  keysym s  chord Ctrl+S  \u2192 command save" in out, "no Ctrl+S line with its command"),
+        ("KEY_F5 (63)  keysym F5  chord F5" in out, "no F5 line"),
+        ("MARKER-save" not in out, "monitor ran a command"),
+    ])
+
+
 def t_idle(binary, files):
     # Four real USB keyboards attached, nothing typed: resident memory and wake-ups.
     keys = r"""
@@ -437,7 +460,7 @@ def main():
         binary, service = os.path.join(staged, "kbd-commandd"), os.path.join(staged, "kbd-commandd-daemon")
     print("testing %s with the service %s" % (os.path.abspath(args.binary), os.path.abspath(args.service or service)), flush=True)
     files = [binary, service, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_record, t_idle, t_latency]
+    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_record, t_monitor, t_idle, t_latency]
     for t in tests:
         if args.only and args.only not in t.__name__:
             continue

@@ -14,6 +14,10 @@ public struct Config: Sendable {
     public var geometry: TOMLTable?
     /// `[osk]`: what the session agent does with the on-screen keyboard.
     public var osk: OnScreenKeyboardSettings
+    /// Where `[keymap]` is, for keymap errors; nil when the file has none.
+    public var keymapLocation: SourceLocation? = nil
+    /// Where `grab = true` is, for its warning.
+    public var grabLocation: SourceLocation? = nil
     /// `[settings] presence`: what counts as a hardware keyboard.
     public var presence: PresencePolicy = .auto
 

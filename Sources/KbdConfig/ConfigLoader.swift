@@ -13,6 +13,12 @@ public enum ConfigLoader {
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
     /// tools read any file they are given.
     public static func load(path: String, trust: FileTrust = .any) throws(ConfigError) -> Config {
+        try parse(try readText(path: path, trust: trust), path: path)
+    }
+
+    /// Reads a file's text for `load` and the drop-in merge: 66-style problems (line 0) when
+    /// it cannot be read.
+    static func readText(path: String, trust: FileTrust) throws(ConfigError) -> String {
         let bytes: [UInt8]
         do { bytes = try readFile(path: path, limit: 16 << 20, trust: trust) } catch {
             let message = switch error {
@@ -24,7 +30,7 @@ public enum ConfigLoader {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: 0), message: "not valid UTF-8; expected a TOML text file")])
         }
-        return try parse(text, path: path)
+        return text
     }
 
     /// Parses and validates config text; `path` is used in messages.
@@ -33,19 +39,34 @@ public enum ConfigLoader {
         do { root = try TOMLParser.parse(text, path: path) } catch {
             throw ConfigError(problems: [.init(location: SourceLocation(path: path, line: error.line), message: error.message)])
         }
+        return try interpret(root, path: path)
+    }
+
+    /// Validates a parsed TOML document as a config; `path` is used in messages.
+    static func interpret(_ root: TOMLTable, path: String) throws(ConfigError) -> Config {
         var problems: [ConfigError.Problem] = []
         func problem(_ line: Int, _ message: String) {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]")
         }
 
         // [keymap]
         var keymap = KeymapNames()
+        var keymapLocation: SourceLocation?
         if let entry = root.entry("keymap") {
+            keymapLocation = SourceLocation(path: path, line: entry.line)
             if case .table(let t) = entry.value {
+                var lines: [String: Int] = [:]
+                defer {
+                    // Names checked against the rules' list (evdev.lst), with the nearest ones.
+                    if let list = XkbRulesList.load(rules: keymap.rules) {
+                        for p in list.problems(keymap) { problem(lines[p.field] ?? entry.line, "keymap.\(p.field): \(p.message)") }
+                    }
+                }
                 for e in t.entries {
+                    lines[e.key] = e.line
                     guard case .string(let s) = e.value else {
                         problem(e.line, "keymap.\(e.key): expected a string, found \(e.value.kindDescription)")
                         continue
@@ -56,7 +77,7 @@ public enum ConfigLoader {
                     case "layout": keymap.layout = s
                     case "variant": keymap.variant = s
                     case "options": keymap.options = s
-                    default: problem(e.line, "unknown key 'keymap.\(e.key)'; expected rules, model, layout, variant or options")
+                    default: problem(e.line, "unknown key 'keymap.\(e.key)'\(hint(e.key, ["rules", "model", "layout", "variant", "options"])); expected rules, model, layout, variant or options")
                     }
                 }
             } else {
@@ -79,7 +100,7 @@ public enum ConfigLoader {
                         if case .string(let name) = e.value, let p = PresencePolicy(rawValue: name) { presence = p } else {
                             problem(e.line, "settings.presence: expected one of \(PresencePolicy.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
                         }
-                    default: problem(e.line, "unknown key 'settings.\(e.key)'; expected sequence_timeout_ms or presence")
+                    default: problem(e.line, "unknown key 'settings.\(e.key)'\(hint(e.key, ["sequence_timeout_ms", "presence"])); expected sequence_timeout_ms or presence")
                     }
                 }
             } else {
@@ -89,6 +110,7 @@ public enum ConfigLoader {
 
         // [devices]
         var devices = DeviceFilter()
+        var grabLocation: SourceLocation?
         if let entry = root.entry("devices") {
             if case .table(let t) = entry.value {
                 for e in t.entries {
@@ -105,8 +127,8 @@ public enum ConfigLoader {
                         default: devices.external = list
                         }
                     case "grab":
-                        if case .boolean(let b) = e.value { devices.grab = b } else { problem(e.line, "devices.grab: expected true or false") }
-                    default: problem(e.line, "unknown key 'devices.\(e.key)'; expected include, exclude, internal, external or grab")
+                        if case .boolean(let b) = e.value { devices.grab = b; grabLocation = SourceLocation(path: path, line: e.line) } else { problem(e.line, "devices.grab: expected true or false") }
+                    default: problem(e.line, "unknown key 'devices.\(e.key)'\(hint(e.key, ["include", "exclude", "internal", "external", "grab"])); expected include, exclude, internal, external or grab")
                     }
                 }
             } else {
@@ -137,7 +159,7 @@ public enum ConfigLoader {
                             continue
                         }
                         if e.key == "on_present" { osk.onPresent = list } else { osk.onAbsent = list }
-                    default: problem(e.line, "unknown key 'osk.\(e.key)'; expected backend, on_present or on_absent")
+                    default: problem(e.line, "unknown key 'osk.\(e.key)'\(hint(e.key, ["backend", "on_present", "on_absent"])); expected backend, on_present or on_absent")
                     }
                 }
             } else {
@@ -166,6 +188,8 @@ public enum ConfigLoader {
             let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
             if problems.isEmpty {
                 var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
+                config.keymapLocation = keymapLocation
+                config.grabLocation = grabLocation
                 config.presence = presence
                 return config
             }
@@ -173,6 +197,12 @@ public enum ConfigLoader {
             for c in error.conflicts { problems.append(.init(location: c.location, message: c.message)) }
         }
         throw ConfigError(problems: problems.sorted { $0.location.line < $1.location.line })
+    }
+
+    /// `; did you mean 'title'?` for a misspelt name, else nothing.
+    static func hint(_ word: String, _ names: [String]) -> String {
+        let near = NearestNames.nearest(to: word, in: names, limit: 2)
+        return near.isEmpty ? "" : " (did you mean \(NearestNames.list(near))?)"
     }
 
     private static func stringArray(_ value: TOMLValue) -> [String]? {
@@ -188,7 +218,7 @@ public enum ConfigLoader {
     private static func command(from t: TOMLTable, path: String, problem: (Int, String) -> Void) -> Command? {
         var ok = true
         for e in t.entries where !commandKeys.contains(e.key) {
-            problem(e.line, "unknown key '\(e.key)' in [[command]]; expected one of \(commandKeys.joined(separator: ", "))")
+            problem(e.line, "unknown key '\(e.key)' in [[command]]\(hint(e.key, commandKeys)); expected one of \(commandKeys.joined(separator: ", "))")
             ok = false
         }
         func string(_ key: String, required: Bool) -> (String, Int)? {

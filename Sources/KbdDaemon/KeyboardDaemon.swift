@@ -98,7 +98,7 @@ public final class KeyboardDaemon {
     private var scopes: [String] { scopeClaims.last?.scopes ?? [] }
     private var textInput: Bool { textInputClaims.last?.active ?? false }
     /// The result of a reload already done in this turn of the loop: repeated requests share it.
-    private var reloadThisTurn: Bool?
+    private var reloadThisTurn: ReloadOutcome?
     private var stopRequested = false
     private var events: [PipelineEvent] = []
     private var inputBuffer: [InputEvent] = []
@@ -143,7 +143,9 @@ public final class KeyboardDaemon {
         for path in source.scan() { openDevice(path) }
         pipeline.settlePresence(at: clock(), into: &events)
         publish()
-        logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(open.count - keyboardCount) switches")
+        let refused = unreadableNodes
+        if refused > 0 { logger.warning("\(refused) input nodes could not be opened: permission denied. \(Self.accessFix)") }
+        logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(open.count - keyboardCount) switches\(refused > 0 ? ", \(refused) input nodes not readable" : "")")
     }
 
     private static func makePipeline(_ loaded: Loaded, options: Options) throws -> Pipeline {
@@ -251,8 +253,12 @@ public final class KeyboardDaemon {
         let device: any InputDevice
         do { device = try source.open(path) } catch {
             // EACCES right after creation is normal: udev has not set the permissions yet.
+            // EACCES again after udev changed the node (a hotplug retry): the service lacks the right.
+            let retried = known[path]?.error != nil
             known[path] = DeviceRow(path: path, name: "", error: error.message, reportsOpen: true)
-            if error.errno != EACCES && error.errno != ENOENT && error.errno != ENODEV {
+            if error.errno == EACCES || error.errno == EPERM {
+                if retried { logger.warning("cannot open \(path): \(error.message); \(unreadableNodes) input nodes not readable. \(Self.accessFix)") }
+            } else if error.errno != ENOENT && error.errno != ENODEV {
                 logger.warning("cannot open \(path): \(error.message)")
             }
             return
@@ -285,6 +291,14 @@ public final class KeyboardDaemon {
         let keys = device.keysDown()
         if !keys.isEmpty { pipeline.process(.resynchronized(id, keysDown: keys, time: clock()), into: &events) }
         publish()
+    }
+
+    /// What to do when nodes are not readable.
+    static let accessFix = "Keys on those keyboards are not seen: add the service user to group input, or install a udev rule that gives it read access"
+
+    /// Nodes the service may not read (permission denied), as `list_devices` shows them.
+    public var unreadableNodes: Int {
+        known.values.filter { $0.id == nil && ($0.error?.contains("Permission denied") ?? false || $0.error?.contains("Operation not permitted") ?? false) }.count
     }
 
     private func closeDevice(_ id: DeviceID, reason: String) {
@@ -345,14 +359,14 @@ public final class KeyboardDaemon {
         for event in events {
             switch event {
             case .chord(_, let device, let chord):
-                logger.info("chord \(chord) on \"\(device)\"")
+                logger.debug("chord \(chord) on \"\(device)\"")
             case .command(let time, let device, let command, let chord):
                 // A binding on a key that types text would put what was typed in the log:
                 // such commands are logged without their chord.
                 if command.keys.contains(where: { !$0.hasCommandModifier }) {
-                    logger.info("command \(command.id) on \"\(device)\"")
+                    logger.info("command \(command.id) \"\(command.title)\" on \"\(device)\"")
                 } else {
-                    logger.info("command \(command.id) (\(chord)) on \"\(device)\"")
+                    logger.info("command \(command.id) \"\(command.title)\" (\(chord)) on \"\(device)\"")
                 }
                 if !command.run.isEmpty { runner.run(command.run, commandID: command.id) }
                 dispatchObserver?(command, time, clock())
@@ -487,9 +501,11 @@ public final class KeyboardDaemon {
             return reply("list_devices", ["devices": .array(deviceList().map(\.jsonValue))])
         case .reload:
             // A flood of reload requests compiles the config once per turn of the loop.
-            let ok = reloadThisTurn ?? reload()
-            reloadThisTurn = ok
-            return reply("reload", ["commands": .number(Double(pipeline.table.commands.count))], ok: ok)
+            let outcome = reloadThisTurn ?? reloadOutcome()
+            reloadThisTurn = outcome
+            var fields: [String: JSONValue] = ["commands": .number(Double(pipeline.table.commands.count))]
+            if case .refused(let reason) = outcome { fields["error"] = .string(reason) }
+            return reply("reload", fields, ok: outcome == .reloaded)
         case .ping:
             return reply("ping", [:])
         }
@@ -556,11 +572,20 @@ public final class KeyboardDaemon {
 
     /// Loads the config again. A bad config is logged and the old one kept (returns false).
     @discardableResult
-    public func reload() -> Bool {
+    public func reload() -> Bool { reloadOutcome() == .reloaded }
+
+    /// What a reload did: the new config is in use, or it was refused for this reason (every
+    /// problem, one per line, as `check` prints them) and the previous one kept.
+    public enum ReloadOutcome: Equatable, Sendable {
+        case reloaded
+        case refused(String)
+    }
+
+    public func reloadOutcome() -> ReloadOutcome {
         let next: Loaded
         do { next = try load() } catch {
             logger.error("reload failed, keeping the previous config: \(error)")
-            return false
+            return .refused(String(describing: error))
         }
         do {
             if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && next.config.presence == loaded.config.presence && geometryUnchanged(next.config) {
@@ -582,11 +607,11 @@ public final class KeyboardDaemon {
             }
         } catch {
             logger.error("reload failed, keeping the previous config: \(error)")
-            return false
+            return .refused(String(describing: error))
         }
         loaded = next
         logger.info("reloaded \(next.config.path): \(next.config.table.commands.count) commands")
-        return true
+        return .reloaded
     }
 
     private func geometryUnchanged(_ next: Config) -> Bool {

@@ -1,3 +1,4 @@
+import KbdCore
 /// One chord: chord modifiers (no locks) and a keysym, letters folded to lower case.
 /// This is the key of the command table's index, so matching is a hash lookup.
 public struct ChordKey: Sendable, Hashable, CustomStringConvertible {
@@ -54,24 +55,45 @@ extension ChordKey {
             parts.append("+")
         }
         guard let keyText = parts.last, !keyText.isEmpty else {
-            throw ChordParseError(text: text, message: "expected a key after the last '+'")
+            throw ChordParseError(text: text, message: "expected a key after the last '+'; a chord needs a key after its modifiers, such as \(Self.example(parts.dropLast()))")
         }
         var mods = ModifierSet()
         for name in parts.dropLast() {
             guard !name.isEmpty else { throw ChordParseError(text: text, message: "empty modifier name between '+' signs") }
             guard let mod = ModifierSet(name: name), ModifierSet.chordModifiers.contains(mod) else {
-                throw ChordParseError(text: text, message: "unknown modifier '\(name)'; expected Ctrl, Alt, Shift, Super or AltGr")
+                let near = NearestNames.nearest(to: name, in: ModifierSet.allNames, limit: 2)
+                let hint = near.isEmpty ? "" : " (did you mean \(NearestNames.list(near))?)"
+                throw ChordParseError(text: text, message: "unknown modifier '\(name)'\(hint); expected Ctrl, Alt, Shift, Super or AltGr")
             }
             guard !mods.contains(mod) else { throw ChordParseError(text: text, message: "modifier '\(name)' given twice") }
             mods.insert(mod)
         }
         guard let sym = Keysym(chordKey: keyText) else {
+            if let mod = ModifierSet(name: keyText), ModifierSet.chordModifiers.contains(mod) {
+                throw ChordParseError(text: text, message: "'\(keyText)' is a modifier; a chord needs a key after its modifiers, such as \(Self.example(parts))")
+            }
+            // "Ctrl-Alt-Del": modifiers joined with '-'.
+            let dashed = keyText.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+            if dashed.count >= 2, dashed.dropLast().allSatisfy({ ModifierSet(name: $0) != nil }), let last = dashed.last, !last.isEmpty {
+                let fixed = (parts.dropLast() + dashed).joined(separator: "+")
+                throw ChordParseError(text: text, message: "unknown key name '\(keyText)'; modifiers and the key are joined with '+', not '-': did you mean '\(fixed)'?")
+            }
+            if let near = KeysymNames.didYouMean(keyText) {
+                throw ChordParseError(text: text, message: "unknown key name '\(keyText)'; did you mean \(near)? (keys are keysym names, see xkbcommon-keysyms.h; 'kbd-commandd monitor' shows the name of each key you press)")
+            }
             throw ChordParseError(text: text, message: "unknown key name '\(keyText)'; expected a keysym name such as a, 1, exclam, Return, F4 (see xkbcommon-keysyms.h)")
         }
         if sym.isModifier {
             throw ChordParseError(text: text, message: "'\(keyText)' is a modifier key; a chord ends with a non-modifier key")
         }
         self.init(modifiers: mods, keysym: sym)
+    }
+
+    /// `Ctrl+Alt+T`-style example with the modifiers given (modifier names only) and a key.
+    static func example(_ words: some Sequence<String>) -> String {
+        var mods = words.filter { ModifierSet(name: $0) != nil }
+        if mods.isEmpty { mods = ["Ctrl"] }
+        return (mods + ["T"]).joined(separator: "+")
     }
 
     /// Parses a sequence: chords separated by blanks (`Ctrl+X Ctrl+S`).

@@ -26,13 +26,17 @@ public struct ModifierSet: OptionSet, Sendable, Hashable, CustomStringConvertibl
 
     public var description: String { names.joined(separator: "+") }
 
+    /// Every name `init(name:)` accepts for a chord modifier, canonical names first.
+    public static let allNames = ["Ctrl", "Alt", "Shift", "Super", "AltGr", "Control", "Option", "Meta", "Win", "Logo", "Cmd", "Command", "Alt_Gr", "Level3"]
+
     /// Parses a modifier name as written in a chord; case-insensitive, with common aliases.
     public init?(name: String) {
         switch name.lowercased() {
         case "ctrl", "control": self = .ctrl
-        case "alt", "meta": self = .alt
+        case "alt", "option": self = .alt
         case "shift": self = .shift
-        case "super", "win", "logo", "cmd", "command": self = .super
+        // Meta is the Super key, as in the kernel's KEY_LEFTMETA and in keyd.
+        case "super", "meta", "win", "logo", "cmd", "command": self = .super
         case "altgr", "alt_gr", "level3": self = .altGr
         case "capslock", "caps": self = .capsLock
         case "numlock": self = .numLock

@@ -29,11 +29,15 @@ public final class XkbKeymap: @unchecked Sendable {
     /// Compiles a keymap. The corresponding C function is `xkb_keymap_new_from_names`.
     public init(context: XkbContext, names: KeymapNames) throws(KeymapError) {
         let resolved = names.overlaying(.builtIn)
+        _ = context.takeLog()
         let keymap: OpaquePointer? = withRuleNames(resolved) { rmlvo in
             xkb_keymap_new_from_names(context.pointer, rmlvo, XKB_KEYMAP_COMPILE_NO_FLAGS)
         }
+        let log = context.takeLog()
         guard let keymap else {
-            throw KeymapError(message: "cannot compile a keymap for \(resolved); check the layout, variant and option names (see /usr/share/X11/xkb/rules/evdev.lst)")
+            // xkbcommon's own lines, folded into this one error (they are not printed).
+            let said = log.isEmpty ? "" : " (xkbcommon: \(log.joined(separator: "; ")))"
+            throw KeymapError(message: "cannot compile a keymap for \(resolved)\(said); check the layout, variant and option names (see /usr/share/X11/xkb/rules/evdev.lst)")
         }
         self.pointer = keymap
         self.context = context

@@ -70,3 +70,36 @@ public final class XkbState {
         _ = xkb_state_update_key(pointer, xkb_keycode_t(code) + 8, down ? XKB_KEY_DOWN : XKB_KEY_UP)
     }
 }
+
+extension XkbState {
+    /// Sets exactly `modifiers` as held and `layout` as the locked layout, with no key down
+    /// (for enumerating what each press would give). The corresponding C function is
+    /// `xkb_state_update_mask`.
+    public func set(modifiers: ModifierSet, layout: Int) {
+        var mask: UInt32 = 0
+        for (mod, bit) in keymap.masks where modifiers.contains(mod) { mask |= bit }
+        _ = xkb_state_update_mask(pointer, mask, 0, 0, 0, 0, xkb_layout_index_t(layout))
+    }
+
+    /// The two chord forms of a press of `code` in the current state, as `KeyMapper` makes
+    /// them: the level-one keysym (first Latin layout on a non-Latin one) with every chord
+    /// modifier, and the produced keysym without the consumed modifiers (nil when the same).
+    public func chordForms(code: UInt16) -> (chord: ChordKey, alternate: ChordKey?) {
+        let keysym = self.keysym(code: code)
+        let layout = keymap.layoutCount == 1 ? 0 : self.layout(code: code)
+        var chordLayout = layout
+        if layout < keymap.latinLayouts.count, !keymap.latinLayouts[layout], let latin = keymap.firstLatinLayout { chordLayout = latin }
+        var levelOne = keymap.levelOneKeysym(code: code, layout: chordLayout)
+        if levelOne == .noSymbol { levelOne = keysym }
+        let chordMods = modifiers.intersection(.chordModifiers)
+        let chord = ChordKey(modifiers: chordMods, keysym: levelOne)
+        var alternateMods = chordMods
+        if !chordMods.isEmpty {
+            var consumed = consumedModifiers(code: code)
+            if keysym.isCased { consumed.remove(.shift) }
+            alternateMods.subtract(consumed)
+        }
+        let alternate = ChordKey(modifiers: alternateMods, keysym: keysym)
+        return (chord, alternate == chord ? nil : alternate)
+    }
+}

@@ -34,7 +34,7 @@ public func reportFailure(_ error: any Error, to output: some TextOutput = FileO
     case let e as ConfigError:
         let unreadable = e.problems.count == 1 && e.problems[0].location.line == 0
         (messages, code) = (e.problems.map(\.description), unreadable ? ExitStatus.noInput : ExitStatus.configError)
-    case let e as KeymapError: (messages, code) = ([e.description], ExitStatus.configError)
+    case let e as KeymapError: (messages, code) = (e.description.split(separator: "\n").map(String.init), ExitStatus.configError)
     default: (messages, code) = ([String(describing: error)], ExitStatus.failure)
     }
     // Messages may quote a file's, a config's or a device's text: one line per problem, never

@@ -46,10 +46,31 @@ func maxClients(_ wanted: Int, logger: Logger) -> Int {
     return wanted
 }
 
+/// Names given on the command line and in `XKB_DEFAULT_*` are checked against the rules' list
+/// (the config's were checked when it loaded); a keymap xkbcommon cannot compile is one error
+/// with xkbcommon's reasons, at the config's `[keymap]` line when the names came from there.
 public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String]) throws -> XkbKeymap {
     let resolved = KeymapNames.resolve(commandLine: commandLine, config: config.keymap, environment: environment)
+    if let list = XkbRulesList.load(rules: resolved.rules) {
+        var problems = list.problems(commandLine).map { "--\($0.field): \($0.message)" }
+        // Only what the environment decides (nothing above it names that field).
+        let e = KeymapNames.fromEnvironment(environment), c = config.keymap
+        let layoutAbove = commandLine.layout != nil || c.layout != nil
+        let env = KeymapNames(
+            rules: nil, model: commandLine.model ?? c.model == nil ? e.model : nil, layout: layoutAbove ? nil : e.layout,
+            variant: layoutAbove ? nil : e.variant, options: commandLine.options ?? c.options == nil ? e.options : nil)
+        problems += list.problems(env).map { "XKB_DEFAULT_\($0.field == "options" ? "OPTIONS" : $0.field.uppercased()): \($0.message)" }
+        if !problems.isEmpty { throw KeymapError(message: problems.joined(separator: "\n")) }
+    }
     let context = try XkbContext()
-    return try XkbKeymap(context: context, names: resolved)
+    do {
+        return try XkbKeymap(context: context, names: resolved)
+    } catch {
+        if let location = config.keymapLocation, commandLine.layout == nil {
+            throw KeymapError(message: "\(location): keymap: \(error.message)")
+        }
+        throw error
+    }
 }
 
 /// The service process: logging, sd_notify, signals, and the daemon's event loop.
@@ -83,16 +104,25 @@ public enum Service {
     public static func loader(configPath: String, keymap keymapNames: KeymapNames, environment: [String: String])
         -> () throws -> KeyboardDaemon.Loaded
     {
+        loader(files: .single(configPath), keymap: keymapNames, environment: environment)
+    }
+
+    /// The same for a main file and its drop-ins: parsed again when any file changed, or a
+    /// drop-in came or went.
+    public static func loader(files: ConfigFiles, keymap keymapNames: KeymapNames, environment: [String: String])
+        -> () throws -> KeyboardDaemon.Loaded
+    {
         // A reload compiles the keymap again only when the names changed (a flood of reload
         // requests must not compile one keymap each).
         var lastKeymap: XkbKeymap?
         // Nor parse a file that did not change since it last loaded (same inode, size,
         // modification and change times): a reload request costs a stat then.
-        var lastLoad: (stamp: FileStamp, loaded: KeyboardDaemon.Loaded)?
+        var lastLoad: (stamp: [FileStamp?], paths: [String], loaded: KeyboardDaemon.Loaded)?
         return {
-            let stamp = FileStamp(path: configPath)
-            if let last = lastLoad, let stamp, last.stamp == stamp { return last.loaded }
-            let config = try ConfigLoader.load(path: configPath, trust: .strict)
+            let paths = files.paths()
+            let stamp = paths.map { FileStamp(path: $0) }
+            if let last = lastLoad, !stamp.contains(nil), last.stamp == stamp, last.paths == paths { return last.loaded }
+            let config = try ConfigLoader.load(files, trust: .strict)
             let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
             let keymap: XkbKeymap
             if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
@@ -101,8 +131,11 @@ public enum Service {
                 keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
                 lastKeymap = keymap
             }
+            // Two chords that are one press on this keymap: only one could fire (as `check` says).
+            let conflicts = ConfigLoader.samePressConflicts(config.table, keymap: keymap)
+            if !conflicts.isEmpty { throw ConfigError(problems: conflicts) }
             let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
-            if let stamp { lastLoad = (stamp, loaded) }
+            if !stamp.contains(nil) { lastLoad = (stamp, paths, loaded) }
             return loaded
     }
     }
@@ -120,9 +153,10 @@ public enum Service {
         let logger = Logger(label: "kbd-commandd") { _ in StderrLogHandler(level: level, journal: journal) }
         let notifier = SystemdNotifier(environment: environment)
         let signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
-        let configPath = options.config
+        let files = options.configFiles(environment: environment)
+        let configPath = files.description
         let keymapNames = options.keymap
-        let load = loader(configPath: configPath, keymap: keymapNames, environment: environment)
+        let load = loader(files: files, keymap: keymapNames, environment: environment)
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {
             let isRoot = geteuid() == 0

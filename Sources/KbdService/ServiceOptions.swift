@@ -5,7 +5,9 @@ public import HardwareInput
 /// swift-argument-parser nor Foundation, which keeps its idle memory small
 /// (see BENCHMARKS.md).
 public struct ServiceOptions: Equatable, Sendable {
-    public var config: String = ""
+    /// `--config FILE`; nil: the standard files (`/etc/kbd-commandd/config.toml` and
+    /// `config.d/*.toml`, or under `$KBD_COMMANDD_CONFIG_DIR`).
+    public var config: String?
     public var keymap = KeymapNames()
     public var socket: String?
     public var noSocket = false
@@ -56,7 +58,6 @@ public struct ServiceOptions: Equatable, Sendable {
     /// `--name=value`; throws a `CLIFailure` with exit code 64 naming the argument.
     public static func parse(_ arguments: [String]) throws(CLIFailure) -> Parsed {
         var options = ServiceOptions()
-        var sawConfig = false
         var sawInputDir = false
         /// Right after `--replay FILE`: further bare arguments are more recordings.
         var inReplayList = false
@@ -75,7 +76,7 @@ public struct ServiceOptions: Equatable, Sendable {
             switch name {
             case "-h", "--help": return .help
             case "--version": return .version
-            case "-c", "--config": options.config = try value(); sawConfig = true
+            case "-c", "--config": options.config = try value()
             case "--layout": options.keymap.layout = try value()
             case "--variant": options.keymap.variant = try value()
             case "--options": options.keymap.options = try value()
@@ -115,7 +116,6 @@ public struct ServiceOptions: Equatable, Sendable {
                 throw scan.unknown()
             }
         }
-        guard sawConfig else { throw usage("Missing expected argument '--config <file>'") }
         if sawInputDir && !options.replay.isEmpty {
             throw usage("--replay and --input-dir exclude each other: replayed recordings are the only devices")
         }
@@ -135,19 +135,29 @@ public struct ServiceOptions: Equatable, Sendable {
         }
     }
 
-    public static let synopsis = "kbd-commandd run --config <file> [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--user-agents] [--input-dir <dir> | --replay <file>...] [--max-children <n>] [--max-clients <n>] [--pass-env <names>] [--log-level <level>] [--report-latency]"
+    /// The files the service reads: `--config FILE` alone, else the standard set.
+    public func configFiles(environment: [String: String]) -> ConfigFiles {
+        config.map(ConfigFiles.single) ?? ConfigFiles.standard(environment: environment)
+    }
+
+    public static let synopsis = "kbd-commandd run [--config <file>] [--layout <layout>] [--variant <variant>] [--options <options>] [--model <model>] [--rules <rules>] [--socket <path>] [--no-socket] [--allow-key-events] [--user-agents] [--input-dir <dir> | --replay <file>...] [--max-children <n>] [--max-clients <n>] [--pass-env <names>] [--log-level <level>] [--report-latency]"
 
     public static let help = """
         OVERVIEW: Run the service: watch every keyboard, run commands, serve the control socket.
 
         Starts with or without keyboards (none is the normal state of a tablet; a missing
         input directory is waited for). Keyboards plugged in later are picked up through
-        inotify. SIGHUP reloads the config (a bad one is logged and the old one kept);
-        SIGTERM stops. Under systemd it sends READY=1, RELOADING=1 and STOPPING=1.
+        inotify. SIGHUP, 'systemctl reload kbd-commandd' and 'kbd-commandd reload' reload
+        the config (a bad one is logged and the old one kept); SIGTERM stops.
+
+        Without --config it reads /etc/kbd-commandd/config.toml and then the drop-ins
+        /etc/kbd-commandd/config.d/*.toml in name order (KBD_COMMANDD_CONFIG_DIR replaces
+        /etc/kbd-commandd). Under systemd it sends READY=1, RELOADING=1 and STOPPING=1.
 
         The control socket (JSON Lines) defaults to /run/kbd-commandd/socket as root, else
-        $XDG_RUNTIME_DIR/kbd-commandd.socket. Logged: device events, commands, chords with
-        Ctrl, Alt or Super. Never typed text.
+        $XDG_RUNTIME_DIR/kbd-commandd.socket. Logged: device events, commands with their titles,
+        chords with Ctrl, Alt or Super (at debug level), input nodes it may not read.
+        Never typed text.
 
         The service is the small binary kbd-commandd-daemon (installed beside kbd-commandd,
         which runs it for 'kbd-commandd run'); it takes the same options.
@@ -159,13 +169,14 @@ public struct ServiceOptions: Equatable, Sendable {
         SIGTERM. For testing desktops and clients without uinput.
 
         Examples:
-          kbd-commandd run --config /etc/kbd-commandd/config.toml
-          kbd-commandd run -c examples/commands.toml --socket /tmp/k.sock --replay a.evemu b.evemu
+          kbd-commandd run
+          kbd-commandd run -c examples/commands.toml --no-socket --replay examples/recordings/ctrl-shift-c.evemu
 
         USAGE: \(synopsis)
 
         OPTIONS:
-          -c, --config <file>     The command table (TOML).
+          -c, --config <file>     The command table (TOML). (default: /etc/kbd-commandd/config.toml
+                                  and config.d/*.toml)
           --layout <layout>       XKB layout(s), e.g. 'de' or 'us,ru'. Overrides the config's [keymap].
           --variant <variant>     XKB variant(s), e.g. 'nodeadkeys'.
           --options <options>     XKB options, e.g. 'grp:alt_shift_toggle'.

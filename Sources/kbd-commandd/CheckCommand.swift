@@ -18,35 +18,47 @@ struct CheckCommand: ParsableCommand {
             regular, owned by someone other than root, you or the kbd-commandd user, or writable by \
             group or others, or in such a directory.
 
-            Example:
-              kbd-commandd check --config /etc/kbd-commandd/config.toml
+            Without --config it checks what the service reads: /etc/kbd-commandd/config.toml and \
+            the drop-ins /etc/kbd-commandd/config.d/*.toml, merged in name order.
+
+            Examples:
+              kbd-commandd check
+              kbd-commandd check --config examples/commands.toml
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The command table (TOML) to check.", valueName: "file"))
-    var config: String
+    @Option(name: .shortAndLong, help: defaultConfigHelp, completion: .file(extensions: ["toml"]))
+    var config: String?
 
     @OptionGroup var keymapOptions: KeymapOptions
 
     func run() throws {
         try withErrorReporting {
-            let loaded = try ConfigLoader.load(path: config)
+            let files = ConfigOption.files(config)
+            let paths = files.paths()
+            let loaded = try ConfigLoader.load(files)
             let stderr = FileOutput.standardError()
             // What the service (root, or its system user) would refuse at start or reload.
             var owners = FileTrust.trustedOwners
             if let user = getpwnam("kbd-commandd") { owners.append(user.pointee.pw_uid) }
-            for problem in strictModeProblems(path: config, trustedOwners: owners) {
-                stderr.write("Warning: \(config.escapingControlCharacters): the service would refuse this config: \(problem.escapingControlCharacters)\n")
+            for path in paths {
+                for problem in strictModeProblems(path: path, trustedOwners: owners) {
+                    stderr.write("Warning: \(path.escapingControlCharacters): the service would refuse this config: \(problem.escapingControlCharacters)\n")
+                }
             }
             let keymap = try keymapOptions.keymap(config: loaded, environment: ProcessEnvironment.current())
             let table = loaded.table
-            for warning in ConfigLoader.textKeyWarnings(table) {
+            // Chords that differ in text but are one press on this layout: only one could fire.
+            let conflicts = ConfigLoader.samePressConflicts(table, keymap: keymap)
+            if !conflicts.isEmpty { throw ConfigError(problems: conflicts) }
+            let environment = ProcessEnvironment.current()
+            for warning in ConfigLoader.warnings(loaded, path: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") {
                 stderr.write("Warning: \(warning.description.escapingControlCharacters)\n")
             }
             let stdout = FileOutput.standardOutput()
             let sequences = table.commands.filter(\.isSequence).count
             let layouts = "\(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", "))".escapingControlCharacters
-            stdout.write("\(config.escapingControlCharacters): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(layouts)\n")
+            stdout.write("\(paths.joined(separator: ", ").escapingControlCharacters): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(layouts)\n")
             try stdout.flush()
         }
     }

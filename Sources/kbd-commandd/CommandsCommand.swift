@@ -10,12 +10,14 @@ struct CommandsCommand: ParsableCommand {
             --scope, only the active scopes are listed, most specific first and global last, and a \
             chord shadowed by a more specific scope is marked. Without it, every scope is listed.
 
-            Example:
+            Examples:
+              kbd-commandd commands
               kbd-commandd commands --config examples/commands.toml --scope editor
             """
     )
 
-    @OptionGroup var configOption: ConfigOption
+    @Option(name: .shortAndLong, help: defaultConfigHelp, completion: .file(extensions: ["toml"]))
+    var config: String?
 
     @Option(help: ArgumentHelp("Active scopes, most specific first, comma-separated.", valueName: "scopes"))
     var scope: String?
@@ -23,13 +25,9 @@ struct CommandsCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Output format: text or json.", valueName: "format"))
     var format: OutputFormat = .text
 
-    func validate() throws {
-        guard configOption.config != nil else { throw ValidationError("Missing expected argument '--config <file>'") }
-    }
-
     func run() throws {
         try withErrorReporting {
-            let config = try configOption.load()
+            let config = try ConfigLoader.load(ConfigOption.files(config))
             let stdout = FileOutput.standardOutput()
             let listing = CommandListing(table: config.table, activeScopes: scope.map { splitList($0) })
             stdout.write(format == .json ? listing.json() : listing.text())

@@ -16,8 +16,8 @@ struct DevicesCommand: ParsableCommand {
 
             Examples:
               kbd-commandd devices
-              kbd-commandd devices --config /etc/kbd-commandd/config.toml --format json
-              kbd-commandd devices some-device.evemu
+              kbd-commandd devices --format json
+              kbd-commandd devices examples/recordings/logitech-k400-ctrl-c.evemu
             """
     )
 
@@ -66,6 +66,10 @@ struct DevicesCommand: ParsableCommand {
                 }
             }
             try out.flush()
+            let refused = rows.filter { $0.verdict == nil && ($0.error?.contains("Permission denied") ?? false) }.count
+            if refused > 0 {
+                FileOutput.standardError().write("\(refused) of \(rows.count) nodes could not be opened (permission denied): run as root or in group input; the service needs its user in group input, or a udev rule that gives it read access\n")
+            }
         }
     }
 }

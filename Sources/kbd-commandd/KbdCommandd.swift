@@ -13,16 +13,22 @@ struct KbdCommandd: ParsableCommand {
             evemu recordings.
 
             Examples:
-              kbd-commandd replay examples/recordings/ctrl-shift-t.evemu --config examples/commands.toml
-              kbd-commandd replay session.evemu --print all --format json --layout de
-              kbd-commandd check --config /etc/kbd-commandd/config.toml
+              kbd-commandd monitor
+              kbd-commandd check
+              kbd-commandd reload
+              kbd-commandd replay examples/recordings/ctrl-shift-c.evemu --config examples/commands.toml
+              kbd-commandd replay examples/recordings/logitech-k400-ctrl-c.evemu --print all --format json --layout de
               kbd-commandd commands --config examples/commands.toml --scope editor
 
-            Exit codes: 0 success; 1 failure (check found problems); 64 usage error; \
-            65 bad recording or scenario (file:line); 66 an input file cannot be opened; \
-            78 bad config or keymap (file:line).
+            The config is /etc/kbd-commandd/config.toml plus /etc/kbd-commandd/config.d/*.toml \
+            unless --config names one file.
+
+            Exit codes: 0 success; 1 other failure (a request the service refused, a server \
+            not trusted, a failed write); 64 usage error; 65 bad recording or scenario \
+            (file:line); 66 a config, recording, device or socket cannot be opened; 78 bad config \
+            or keymap (file:line; check and reload print every problem).
             """,
         version: ServiceOptions.version,
-        subcommands: [ReplayCommand.self, RunCommand.self, AgentCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, GeometryCommand.self]
+        subcommands: [ReplayCommand.self, RunCommand.self, AgentCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, ReloadCommand.self, MonitorCommand.self, GeometryCommand.self]
     )
 }

@@ -34,11 +34,27 @@ struct ConfigOption: ParsableArguments {
     @Option(name: .shortAndLong, help: ArgumentHelp("The command table (TOML).", valueName: "file"), completion: .file(extensions: ["toml"]))
     var config: String?
 
+    /// The file given, or none (an empty table): for replay.
     func load() throws -> Config {
         guard let config else { return .empty() }
         return try ConfigLoader.load(path: config)
     }
+
+    /// The file given, else the service's standard files.
+    var files: ConfigFiles { ConfigOption.files(config) }
+
+    static func files(_ config: String?) -> ConfigFiles {
+        config.map(ConfigFiles.single) ?? ConfigFiles.standard(environment: ProcessEnvironment.current())
+    }
+
+    /// The file given, else the service's standard files (`/etc/kbd-commandd/config.toml` and `config.d/*.toml`).
+    func loadOrDefault() throws -> Config { try ConfigLoader.load(files) }
 }
+
+/// The help text of a `--config` that defaults to the service's files.
+let defaultConfigHelp = ArgumentHelp(
+    "The command table (TOML). Default: /etc/kbd-commandd/config.toml and then config.d/*.toml there, in name order ($KBD_COMMANDD_CONFIG_DIR replaces /etc/kbd-commandd).",
+    valueName: "file")
 
 /// Splits `a,b , c` into names.
 func splitList(_ text: String?) -> [String] {

@@ -20,8 +20,8 @@ struct ReplayCommand: ParsableCommand {
               {"event":"command","time":1.25,"id":"save","title":"Save","scope":"global","chord":"Ctrl+S"}
 
             Examples:
-              kbd-commandd replay examples/recordings/ctrl-shift-t.evemu --config examples/commands.toml
-              kbd-commandd replay a.evemu b.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
+              kbd-commandd replay examples/recordings/ctrl-shift-c.evemu --config examples/commands.toml
+              kbd-commandd replay examples/recordings/ctrl-shift-c.evemu examples/recordings/super-up.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
             """
     )
 

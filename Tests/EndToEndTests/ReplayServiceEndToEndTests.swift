@@ -42,7 +42,7 @@ struct ReplayServiceEndToEndTests {
         let watch = RunningTool(["watch", "--socket", socket, "--retry", "5", "--format", "json", "--events", "attach,detach,presence,command"])
 
         #expect(daemon.waitFor("keyboard attached: \(recording) \"ctrl-shift-c.evemu\" (bus 0006 0000:0000 v0000, external)"))
-        #expect(daemon.waitFor("command copy-terminal (Ctrl+Shift+C) on \"ctrl-shift-c.evemu\"", seconds: 15))
+        #expect(daemon.waitFor("command copy-terminal \"copy-terminal\" (Ctrl+Shift+C) on \"ctrl-shift-c.evemu\"", seconds: 15))
         #expect(daemon.waitFor("keyboard detached: \(recording) \"ctrl-shift-c.evemu\" (device gone)"))
         #expect(daemon.waitFor("replay: every recording has played; running until SIGTERM"))
         #expect(daemon.waitFor("hardware keyboard absent"))

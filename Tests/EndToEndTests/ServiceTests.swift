@@ -52,6 +52,16 @@ struct ServiceOptionsTests {
         #expect(o.socket == nil && !o.noSocket && !o.allowKeyEvents && !o.reportLatency && o.keymap == KeymapNames() && o.replay.isEmpty)
     }
 
+    /// Without --config the service reads the standard files (issue 15).
+    @Test func noConfigMeansTheStandardFiles() throws {
+        guard case .run(let o) = try ServiceOptions.parse([]) else { Issue.record("not a run"); return }
+        #expect(o.config == nil)
+        #expect(o.configFiles(environment: [:]) == ConfigFiles(main: "/etc/kbd-commandd/config.toml", dropInDirectory: "/etc/kbd-commandd/config.d"))
+        #expect(o.configFiles(environment: ["KBD_COMMANDD_CONFIG_DIR": "/srv/kbd/"]) == ConfigFiles(main: "/srv/kbd/config.toml", dropInDirectory: "/srv/kbd/config.d"))
+        guard case .run(let c) = try ServiceOptions.parse(["-c", "/x.toml"]) else { Issue.record("not a run"); return }
+        #expect(c.configFiles(environment: ["KBD_COMMANDD_CONFIG_DIR": "/srv/kbd"]) == ConfigFiles.single("/x.toml"))
+    }
+
     @Test(arguments: [
         (["--help"], ServiceOptions.Parsed.help), (["-c", "x", "-h"], .help), (["--version"], .version),
     ])
@@ -60,7 +70,6 @@ struct ServiceOptionsTests {
     }
 
     @Test(arguments: [
-        ([], "Missing expected argument '--config <file>'"),
         (["--config"], "Missing value for '--config <file>'"),
         (["-c", "a", "--bogus"], "Unknown option '--bogus'"),
         (["-c", "a", "extra"], "Unexpected argument 'extra'"),
@@ -111,10 +120,11 @@ struct RunExecutesTheServiceTests {
     @Test func usageErrorsExit64WithTheUsage() {
         let r = runTool(["run", "--config", "x.toml", "--max-children", "0"])
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("Error: --max-children must be a whole number of at least 1, not '0'\nUsage: kbd-commandd run --config <file>"))
-        let missing = runTool(["run"])
-        #expect(missing.status == 64)
-        #expect(missing.stderr.hasPrefix("Error: Missing expected argument '--config <file>'\n"))
+        #expect(r.stderr.hasPrefix("Error: --max-children must be a whole number of at least 1, not '0'\nUsage: kbd-commandd run [--config <file>]"))
+        // Without --config: the standard files (issue 15); none there is exit 66 naming it.
+        let missing = runTool(["run", "--no-socket", "--input-dir", "/nonexistent"], environment: ["KBD_COMMANDD_CONFIG_DIR": "/nonexistent/kbd-etc"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("Error: /nonexistent/kbd-etc/config.toml:0: cannot read the config: No such file or directory\n"))
     }
 
     @Test func theRunningServiceIsTheDaemonBinaryInTheSameProcess() throws {

@@ -95,7 +95,7 @@ struct ConfigLoaderTests {
          [[command]]
          id = "a"
          keys = "Hyper+S"
-         """, ["c.toml:3: keys = 'Hyper+S': unknown modifier 'Hyper'; expected Ctrl, Alt, Shift, Super or AltGr"]),
+         """, ["c.toml:3: keys = 'Hyper+S': unknown modifier 'Hyper' (did you mean 'Super'?); expected Ctrl, Alt, Shift, Super or AltGr"]),
         ("""
          [[command]]
          id = "a"

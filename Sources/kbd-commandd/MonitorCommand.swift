@@ -1,0 +1,195 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import HardwareInput
+import KbdService
+
+/// `kbd-commandd monitor`: every key press, live, with what a config needs to bind it (the
+/// way `keyd monitor` and `thd --dump` show keys). Reads the devices directly (the service's
+/// rights: root or group input), prints to standard output only, never logs, never writes a file.
+struct MonitorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monitor",
+        abstract: "Show each key you press: device, evdev code, keysym, the chord text for the config, and the command it fires.",
+        discussion: """
+            For every key press (not releases or repeats) prints one line: the device, the evdev \
+            code (KEY_T 20), the keysym the key produces, the chord text to paste into a config's \
+            keys = "…" (Ctrl+Shift+T, XF86AudioRaiseVolume), and the command the current config \
+            would fire, if any. Modifier keys alone print no chord.
+
+            It shows key presses, so what you type appears on screen, printable keys included \
+            (binding them needs their names). It prints nothing else: no log, no file. Without \
+            DEVICE it watches every keyboard in /dev/input that it may read (the service's rights: \
+            root or group input). Ctrl+C stops (it is shown too). --replay FILE… reads evemu \
+            recordings instead of devices.
+
+            The config is --config FILE, else the service's files (/etc/kbd-commandd/config.toml \
+            and config.d/*.toml) when they exist, else none.
+
+            Examples:
+              kbd-commandd monitor
+              kbd-commandd monitor /dev/input/event3
+              kbd-commandd monitor --replay examples/recordings/ctrl-shift-c.evemu --config examples/commands.toml
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Device nodes to watch (default: every keyboard in /dev/input).", valueName: "device"))
+    var devices: [String] = []
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("evemu recordings to read instead of devices.", valueName: "file"))
+    var replay: [String] = []
+
+    @Option(name: .shortAndLong, help: defaultConfigHelp, completion: .file(extensions: ["toml"]))
+    var config: String?
+
+    @OptionGroup var keymapOptions: KeymapOptions
+
+    @Option(help: ArgumentHelp("Active scopes, most specific first, comma-separated; global is always last.", valueName: "scopes"))
+    var scope: String?
+
+    func validate() throws {
+        if !replay.isEmpty && !devices.isEmpty { throw ValidationError("--replay and DEVICE exclude each other: the recordings are the devices") }
+    }
+
+    func run() throws {
+        try withErrorReporting {
+            let environment = ProcessEnvironment.current()
+            let files = ConfigOption.files(config)
+            let loaded: Config
+            if config == nil && files.paths().allSatisfy({ access($0, F_OK) != 0 }) {
+                loaded = .empty()
+            } else {
+                loaded = try ConfigLoader.load(files)
+            }
+            let keymap = try keymapOptions.keymap(config: loaded, environment: environment)
+            let pipeline = try Pipeline(keymap: keymap, table: loaded.table, scopes: splitList(scope), textInputActive: false,
+                                        options: Pipeline.Options(emitKeys: true, deviceFilter: loaded.devices))
+            let stdout = FileOutput.standardOutput()
+            let configName = loaded.table.commands.isEmpty && config == nil && loaded.path == Config.empty().path ? "no config" : files.description
+            FileOutput.standardError().write("kbd-commandd monitor shows every key you press (what you type appears here); it logs nothing and writes no file. Commands from \(configName.escapingControlCharacters); they are not run. Ctrl+C stops.\n")
+            var printer = MonitorPrinter(output: stdout)
+            if !replay.isEmpty {
+                let source = try RecordingSource(paths: replay)
+                var events: [PipelineEvent] = []
+                while let event = try source.next() {
+                    pipeline.process(event, into: &events)
+                    printer.print(events)
+                    events.removeAll(keepingCapacity: true)
+                }
+                pipeline.finish(into: &events)
+                printer.print(events)
+                try stdout.flush()
+                return
+            }
+            try live(pipeline: pipeline, printer: &printer, output: stdout)
+        }
+    }
+
+    /// Opens the devices (or every keyboard it may read) and prints until Ctrl+C or the last one goes.
+    private func live(pipeline: Pipeline, printer: inout MonitorPrinter, output: FileOutput) throws {
+        var open: [(DeviceID, EvdevDevice)] = []
+        var refused: [String] = []
+        let explicit = !devices.isEmpty
+        let paths = explicit ? devices : EvdevDeviceSource(directory: "/dev/input").scan()
+        var events: [PipelineEvent] = []
+        for path in paths {
+            let device: EvdevDevice
+            do { device = try EvdevDevice(path: path) } catch {
+                if explicit { throw CLIFailure(message: "\(path): cannot open: \(error.message)", code: ExitStatus.noInput) }
+                if error.errno == EACCES || error.errno == EPERM { refused.append(path) }
+                continue
+            }
+            let verdict = pipeline.classify(device.description)
+            guard explicit || verdict.isKeyboard else { continue }
+            let id = DeviceID(open.count + 1)
+            pipeline.process(.attached(id, device.description, verdict: verdict, time: monotonicNow()), into: &events)
+            open.append((id, device))
+        }
+        events.removeAll()
+        let stderr = FileOutput.standardError()
+        if !refused.isEmpty {
+            stderr.write("\(refused.count) input nodes could not be opened (permission denied): run as root, or add your user to group input (and log in again).\n")
+        }
+        guard !open.isEmpty else {
+            throw CLIFailure(message: "no keyboard to watch in /dev/input\(refused.isEmpty ? "" : " (\(refused.count) nodes not readable: run as root or in group input)")", code: ExitStatus.noInput)
+        }
+        stderr.write("watching \(open.map { "\($0.1.path) \"\($0.1.description.name.escapingControlCharacters)\"" }.joined(separator: ", "))\n")
+        var fds = open.map { pollfd(fd: $0.1.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        var input: [InputEvent] = []
+        while !fds.isEmpty {
+            guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else { break }
+            var gone: [Int] = []
+            for (i, fd) in fds.enumerated() where fd.revents != 0 {
+                let (id, device) = open[i]
+                input.removeAll(keepingCapacity: true)
+                let status = device.read(into: &input)
+                for e in input { pipeline.process(.input(id, e), into: &events) }
+                switch status {
+                case .drained: break
+                case .resynchronized(let keys, _): pipeline.process(.resynchronized(id, keysDown: keys, time: monotonicNow()), into: &events)
+                case .gone, .failed:
+                    pipeline.process(.detached(id, time: monotonicNow()), into: &events)
+                    gone.append(i)
+                }
+                printer.print(events)
+                events.removeAll(keepingCapacity: true)
+                try output.flush()
+            }
+            for i in gone.reversed() {
+                fds.remove(at: i)
+                open.remove(at: i)
+            }
+        }
+    }
+}
+
+/// One line per key press: `DEVICE  KEY_T (20)  keysym t  chord Ctrl+Shift+T  → command ID "Title" (scope)`.
+struct MonitorPrinter {
+    let output: FileOutput
+    /// The last press printed, to append the command it fired.
+    private var pending: String?
+
+    init(output: FileOutput) { self.output = output }
+
+    mutating func print(_ events: [PipelineEvent]) {
+        for event in events {
+            switch event {
+            case .key(let key, let device) where key.state == .press:
+                flush()
+                var line = "\"\(device)\"  \(key.codeName) (\(key.code))  keysym \(key.keysym.name)"
+                line += key.isModifierKey ? "  (modifier)" : "  chord \(key.chord.description)"
+                pending = line
+            case .command(_, _, let command, _):
+                let text = "  → command \(command.id) \"\(command.title)\" (\(command.scope))"
+                if let p = pending {
+                    pending = p + text
+                } else {
+                    output.write((text.dropFirst(2) + "\n").escapingControlCharacters(keepingNewline: true))
+                }
+            case .attach(_, let device, let keyboard, _):
+                flush()
+                output.write("attach \"\(device)\"\(keyboard ? "" : " (not a keyboard)")\n".escapingControlCharacters(keepingNewline: true))
+            case .detach(_, let device, _):
+                flush()
+                output.write("detach \"\(device)\"\n".escapingControlCharacters(keepingNewline: true))
+            default:
+                break
+            }
+        }
+        flush()
+    }
+
+    private mutating func flush() {
+        guard let line = pending else { return }
+        output.write(line.escapingControlCharacters + "\n")
+        pending = nil
+    }
+}
+
+private extension StringProtocol {
+    func escapingControlCharacters(keepingNewline: Bool) -> String {
+        let body = hasSuffix("\n") ? String(dropLast()) : String(self)
+        return body.escapingControlCharacters + (hasSuffix("\n") && keepingNewline ? "\n" : "")
+    }
+}
