@@ -36,6 +36,16 @@ let agentLinkFlags = [
     "-Xlinker", "--no-warn-symbol-ordering",
 ]
 
+/// The command-line tool's release link: the Swift runtime and FoundationEssentials (which the
+/// argument parser uses) linked statically, so the installed tool needs only Debian's own
+/// libraries (libc, libstdc++, libevdev, libxkbcommon) and not the toolchain's folder.
+/// The static FoundationEssentials archive does not name the internal archives it uses
+/// (its autolink misses them), so they are linked by name.
+let cliLinkFlags = [
+    "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-lswiftSynchronization",
+]
+
 let package = Package(
     name: "kbd-commandd",
     platforms: [.macOS(.v15)],
@@ -151,7 +161,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(cliLinkFlags, .when(configuration: .release))]
         ),
         .testTarget(
             name: "HardwareInputTests",

@@ -159,7 +159,7 @@ public struct ServiceOptions: Equatable, Sendable {
         chords with Ctrl, Alt or Super (at debug level), input nodes it may not read.
         Never typed text.
 
-        The service is the small binary kbd-commandd-daemon (installed beside kbd-commandd,
+        The service is the small binary kbd-commandd-daemon (in /usr/libexec/kbd-commandd,
         which runs it for 'kbd-commandd run'); it takes the same options.
 
         With --replay, evemu recordings are the devices instead of /dev/input, played in

@@ -14,7 +14,7 @@ struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the service: watch every keyboard, run commands, serve the control socket.",
-        discussion: "Executes kbd-commandd-daemon (installed beside kbd-commandd) with the same options; 'kbd-commandd run --help' lists them.",
+        discussion: "Executes kbd-commandd-daemon (beside kbd-commandd in a build, in /usr/libexec/kbd-commandd when installed) with the same options; 'kbd-commandd run --help' lists them.",
         helpNames: []
     )
 
@@ -31,7 +31,7 @@ struct AgentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "agent",
         abstract: "Run the session agent: your own shortcuts in your desktop session; the on-screen keyboard follows the hardware keyboard.",
-        discussion: "Executes kbd-commandd-agent (installed beside kbd-commandd) with the same options; 'kbd-commandd agent --help' lists them.",
+        discussion: "Executes kbd-commandd-agent (beside kbd-commandd in a build, in /usr/libexec/kbd-commandd when installed) with the same options; 'kbd-commandd agent --help' lists them.",
         helpNames: []
     )
 
@@ -43,15 +43,24 @@ struct AgentCommand: ParsableCommand {
     }
 }
 
-/// Replaces this process with `name` from the directory of this executable (same PID, so
-/// systemd's notify socket and signals reach it).
+/// Where `kbd-commandd run` and `agent` look for the binaries they execute, in order: beside
+/// this executable (the build tree, `.build/release/`), then `../libexec/kbd-commandd/` (the
+/// installed layout: `/usr/bin/kbd-commandd` and `/usr/libexec/kbd-commandd/kbd-commandd-daemon`).
+func siblingCandidates(_ name: String, executableDirectory directory: String) -> [String] {
+    let parent = directory.hasSuffix("/bin") ? String(directory.dropLast(4)) : directory + "/.."
+    return [directory + "/" + name, parent + "/libexec/kbd-commandd/" + name]
+}
+
+/// Replaces this process with `name` (see `siblingCandidates`; same PID, so systemd's
+/// notify socket and signals reach it).
 func execSibling(_ name: String, _ arguments: [String], what: String) throws {
     guard let directory = ProcessEnvironment.executableDirectory() else {
         throw report(CLIFailure(message: "/proc/self/exe: cannot find this executable to locate \(name)", code: ExitStatus.failure))
     }
-    let path = directory + "/" + name
-    guard access(path, X_OK) == 0 else {
-        throw report(CLIFailure(message: "\(path): \(what) is missing; install \(name) beside kbd-commandd", code: ExitStatus.failure))
+    let candidates = siblingCandidates(name, executableDirectory: directory)
+    guard let path = candidates.first(where: { access($0, X_OK) == 0 }) else {
+        throw report(CLIFailure(message: "\(candidates.joined(separator: ", ")): \(what) is missing; install \(name) in one of them",
+                                code: ExitStatus.failure))
     }
     let argv = [path] + arguments
     var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }

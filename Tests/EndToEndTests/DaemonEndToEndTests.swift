@@ -105,14 +105,15 @@ struct DaemonEndToEndTests {
     @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze"))
     func theUserUnitOfTheAgentVerifies() {
         let unit = slurpFile(Paths.root + "/udev/kbd-commandd-agent.service")
-            .replacingAll("/usr/bin/kbd-commandd-agent", with: Paths.builtProduct("kbd-commandd-agent"))
+            .replacingAll("/usr/libexec/kbd-commandd/kbd-commandd-agent", with: Paths.builtProduct("kbd-commandd-agent"))
         #expect(unit.contains("PartOf=graphical-session.target") && unit.contains("WantedBy=graphical-session.target"))
         let path = "/tmp/kbd-e2e-unit/kbd-commandd-agent.service"
         mkdir("/tmp/kbd-e2e-unit", 0o755)
         let f = fopen(path, "w")
         fputs(unit, f)
         fclose(f)
-        let r = runTool(["--user", "verify", path], environment: ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": "/tmp/kbd-e2e-unit"],
+        // --man=no: the man: pages are checked installed, by tests-package/run.sh.
+        let r = runTool(["--user", "verify", "--man=no", path], environment: ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": "/tmp/kbd-e2e-unit"],
                         executable: "/usr/bin/systemd-analyze")
         #expect(r.status == 0, "\(r.stderr)")
     }
@@ -121,13 +122,16 @@ struct DaemonEndToEndTests {
     func theSystemdUnitVerifies() {
         // Point ExecStart at the built service binary so verify can check it exists.
         let unit = slurpFile(Paths.root + "/udev/kbd-commandd.service")
-            .replacingAll("/usr/bin/kbd-commandd", with: Paths.executable)
+            .replacingAll("/usr/libexec/kbd-commandd/kbd-commandd-daemon", with: Paths.builtProduct("kbd-commandd-daemon"))
+            .replacingAll("/usr/bin/kbd-commandd ", with: Paths.builtProduct("kbd-commandd") + " ")
+        #expect(slurpFile(Paths.root + "/udev/kbd-commandd.service").contains("ExecReload=/usr/bin/kbd-commandd reload"))
+        #expect(!unit.contains("SupplementaryGroups=input"), "the service reads through the udev rule's ACL, not group input")
         let path = "/tmp/kbd-e2e-unit/kbd-commandd.service"
         mkdir("/tmp/kbd-e2e-unit", 0o755)
         let f = fopen(path, "w")
         fputs(unit, f)
         fclose(f)
-        let r = runTool(["verify", path], environment: ["PATH": "/usr/bin:/bin"], executable: "/usr/bin/systemd-analyze")
+        let r = runTool(["verify", "--man=no", path], environment: ["PATH": "/usr/bin:/bin"], executable: "/usr/bin/systemd-analyze")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr == "")
     }
@@ -202,18 +206,19 @@ struct InstallEndToEndTests {
         fclose(f)
         let install = runTool([Paths.root + "/scripts/install", "--binary", Paths.executable], environment: env, executable: "/bin/bash")
         #expect(install.status == 0, "\(install.stderr)")
-        for file in ["/usr/bin/kbd-commandd", "/usr/bin/kbd-commandd-daemon", "/usr/bin/kbd-commandd-agent", "/etc/kbd-commandd/config.toml",
-                     "/usr/lib/systemd/system/kbd-commandd.service",
-                     "/usr/lib/systemd/user/kbd-commandd-agent.service", "/usr/share/doc/kbd-commandd/README.md"] {
+        for file in Self.installed + ["/etc/kbd-commandd/config.toml"] {
             #expect(access(dest + file, F_OK) == 0, "missing \(file)")
         }
-        // No udev rule: device permissions are the distribution's (root:input 0660); ours overrode them.
+        // The old rule (it set MODE and GROUP, overriding local policy) is gone; the new one
+        // only adds a read ACL entry for the service's user.
         #expect(access(oldRule, F_OK) != 0)
-        #expect(Self.filesBelow(dest).allSatisfy { !$0.contains("udev") }, "\(Self.filesBelow(dest))")
+        let rule = slurpFile(dest + "/usr/lib/udev/rules.d/60-kbd-commandd.rules")
+        #expect(rule.contains("setfacl --modify=user:kbd-commandd:r--"))
+        #expect(!rule.contains("MODE") && !rule.contains("GROUP") && !rule.contains("OWNER"))
         // The installed binary accepts the installed config.
         let check = runTool(["check", "--config", dest + "/etc/kbd-commandd/config.toml"], executable: dest + "/usr/bin/kbd-commandd")
         #expect(check.status == 0)
-        // The installed `run` executes the installed service beside it.
+        // The installed `run` executes the installed service in /usr/libexec/kbd-commandd.
         let help = runTool(["run", "--help"], executable: dest + "/usr/bin/kbd-commandd")
         #expect(help.status == 0 && help.stdout.contains("OPTIONS:"))
         // And `agent` the installed agent.
@@ -221,14 +226,19 @@ struct InstallEndToEndTests {
         #expect(agentHelp.status == 0 && agentHelp.stdout.contains("USAGE: kbd-commandd agent"))
         let uninstall = runTool([Paths.root + "/scripts/install", "--uninstall"], environment: env, executable: "/bin/bash")
         #expect(uninstall.status == 0)
-        #expect(access(dest + "/usr/bin/kbd-commandd", F_OK) != 0)
-        #expect(access(dest + "/usr/bin/kbd-commandd-daemon", F_OK) != 0)
-        #expect(access(dest + "/usr/bin/kbd-commandd-agent", F_OK) != 0)
+        for file in Self.installed {
+            #expect(access(dest + file, F_OK) != 0, "left \(file)")
+        }
         #expect(access(dest + "/etc/kbd-commandd/config.toml", F_OK) == 0)  // config kept unless --purge
         _ = runTool(["-rf", dest], environment: [:], executable: "/bin/rm")
     }
 
-    static func filesBelow(_ dir: String) -> [String] {
-        runTool([dir, "-type", "f"], environment: [:], executable: "/usr/bin/find").lines
-    }
+    static let installed = [
+        "/usr/bin/kbd-commandd", "/usr/libexec/kbd-commandd/kbd-commandd-daemon", "/usr/libexec/kbd-commandd/kbd-commandd-agent",
+        "/usr/lib/systemd/system/kbd-commandd.service", "/usr/lib/systemd/user/kbd-commandd-agent.service",
+        "/usr/lib/udev/rules.d/60-kbd-commandd.rules", "/usr/share/man/man1/kbd-commandd.1.gz",
+        "/usr/share/man/man5/kbd-commandd.toml.5.gz", "/usr/share/man/man8/kbd-commandd-daemon.8.gz",
+        "/usr/share/bash-completion/completions/kbd-commandd", "/usr/share/zsh/vendor-completions/_kbd-commandd",
+        "/usr/share/fish/vendor_completions.d/kbd-commandd.fish", "/usr/share/doc/kbd-commandd/README.md",
+    ]
 }

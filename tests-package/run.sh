@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# The Debian package as it installs: builds it (scripts/build-deb: dpkg-buildpackage, then
+# lintian with no error or warning), extracts it into a scratch root (dpkg -x) and runs
+# the installed files from there:
+#   - kbd-commandd --version, check of the installed config, run --help and agent --help
+#     (which execute the service and the agent from usr/libexec/kbd-commandd), each with
+#     an empty environment and, as root, the Swift toolchain hidden (a tmpfs over its
+#     folder in a private mount namespace); ldd names no toolchain library;
+#   - systemd-analyze verify of the system and user units (ExecStart pointed into the
+#     scratch root, Documentation= man pages looked up there);
+#   - the udev rule: `udevadm verify` where udev has it (v253+), else parsed by
+#     `udevadm test` from /run/udev/rules.d in a private mount namespace (a parse error is
+#     a line naming the file); its RUN program run on a scratch file for a real user;
+#   - the man pages (tests-package/check-man), the completions (bash -n, zsh -n,
+#     fish -n where installed), the maintainer scripts (sh -n), the conffile.
+# Ends with 'N passed, N failed'. Needs scripts/install-deps --package.
+#   tests-package/run.sh [--no-build]   (--no-build: use dist/*.deb as it is)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pass=0; fail=0
+ok() { echo "ok: $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $1" >&2; fail=$((fail + 1)); }
+expect() { local what="$1"; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
+
+[ "${1:-}" = "--no-build" ] || scripts/build-deb
+version="$(dpkg-parsechangelog -S Version)"
+deb="dist/kbd-commandd_${version}_$(dpkg-architecture -qDEB_HOST_ARCH).deb"
+[ -f "$deb" ] || { echo "tests-package: $deb is missing" >&2; exit 1; }
+R="$(mktemp -d /tmp/kbd-package-root.XXXXXX)"
+trap 'rm -rf "$R"' EXIT
+dpkg -x "$deb" "$R"
+dpkg-deb -e "$deb" "$R/DEBIAN"
+for f in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /usr/libexec/kbd-commandd/kbd-commandd-agent \
+         /usr/lib/systemd/system/kbd-commandd.service /usr/lib/systemd/user/kbd-commandd-agent.service \
+         /usr/lib/udev/rules.d/60-kbd-commandd.rules /etc/kbd-commandd/config.toml \
+         /usr/share/man/man1/kbd-commandd.1.gz /usr/share/man/man5/kbd-commandd.toml.5.gz \
+         /usr/share/man/man8/kbd-commandd-daemon.8.gz /usr/share/bash-completion/completions/kbd-commandd \
+         /usr/share/zsh/vendor-completions/_kbd-commandd /usr/share/fish/vendor_completions.d/kbd-commandd.fish \
+         /usr/share/doc/kbd-commandd/copyright; do
+    expect "package ships $f" test -s "$R$f"
+done
+expect "config.toml is a conffile" grep -qx /etc/kbd-commandd/config.toml "$R/DEBIAN/conffiles"
+for s in postinst postrm prerm; do expect "$s parses (sh -n)" sh -n "$R/DEBIAN/$s"; done
+expect "postinst creates the user and group" grep -q "adduser --system" "$R/DEBIAN/postinst"
+expect "postinst enables the service (deb-systemd-helper)" grep -q "deb-systemd-helper enable 'kbd-commandd.service'" "$R/DEBIAN/postinst"
+expect "postinst starts it only when systemd runs (not in a chroot)" grep -q "if \[ -d /run/systemd/system \]" "$R/DEBIAN/postinst"
+expect "postinst reloads udev and triggers input devices" grep -q "udevadm trigger --subsystem-match=input" "$R/DEBIAN/postinst"
+expect "postrm purge removes the user and group" grep -q "deluser --system" "$R/DEBIAN/postrm"
+
+# The installed binaries with no toolchain: an empty environment, and as root the
+# toolchain's folder hidden under a tmpfs (a private mount namespace).
+swift_dir=""
+if command -v swift >/dev/null; then swift_dir="$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")")"; fi
+bare() {  # runs "$@" with an empty environment (PATH=/usr/bin:/bin), toolchain hidden when possible
+    if [ "$(id -u)" -eq 0 ] && [ -n "$swift_dir" ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+        unshare -m /bin/sh -c 'mount -t tmpfs none "$0" && exec env -i PATH=/usr/bin:/bin "$@"' "$swift_dir" "$@"
+    else
+        env -i PATH=/usr/bin:/bin "$@"
+    fi
+}
+for b in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /usr/libexec/kbd-commandd/kbd-commandd-agent; do
+    libs="$(ldd "$R$b")"
+    if grep -Eq 'libswift|libFoundation|libdispatch|libBlocksRuntime|not found' <<<"$libs" || { [ -n "$swift_dir" ] && grep -q "$swift_dir" <<<"$libs"; }; then
+        bad "$b links only system libraries: $libs"
+    else
+        ok "$b links only system libraries ($(awk '/=>/{print $1}' <<<"$libs" | tr '\n' ' '))"
+    fi
+done
+if [ -n "$swift_dir" ]; then
+    if bare /bin/sh -c "test ! -e '$swift_dir/usr/bin/swift'"; then ok "the toolchain ($swift_dir) is hidden for the runs below"
+    elif [ "$(id -u)" -eq 0 ]; then bad "the toolchain ($swift_dir) could not be hidden"
+    else echo "toolchain not hidden (needs root for a mount namespace); the runs have an empty environment" >&2; fi
+fi
+out="$(bare "$R/usr/bin/kbd-commandd" --version 2>&1)" && [ "$out" = "$version" ] \
+    && ok "kbd-commandd --version: $out" || bad "kbd-commandd --version: $out"
+out="$(bare "$R/usr/libexec/kbd-commandd/kbd-commandd-daemon" --version 2>&1)" \
+    && ok "kbd-commandd-daemon --version: $out" || bad "kbd-commandd-daemon --version: $out"
+out="$(bare "$R/usr/bin/kbd-commandd" check --config "$R/etc/kbd-commandd/config.toml" 2>&1)" \
+    && ok "kbd-commandd check of the installed config: $out" || bad "kbd-commandd check of the installed config: $out"
+out="$(bare "$R/usr/bin/kbd-commandd" run --help 2>&1)" && grep -q "USAGE: kbd-commandd run" <<<"$out" \
+    && ok "kbd-commandd run executes usr/libexec/kbd-commandd/kbd-commandd-daemon" || bad "kbd-commandd run --help: $out"
+out="$(bare "$R/usr/bin/kbd-commandd" agent --help 2>&1)" && grep -q "USAGE: kbd-commandd agent" <<<"$out" \
+    && ok "kbd-commandd agent executes usr/libexec/kbd-commandd/kbd-commandd-agent" || bad "kbd-commandd agent --help: $out"
+
+# The units, as installed, with their programs pointed into the scratch root.
+if command -v systemd-analyze >/dev/null; then
+    U="$R/units"; mkdir -p "$U"
+    for unit in system/kbd-commandd.service user/kbd-commandd-agent.service; do
+        sed "s|/usr/libexec/kbd-commandd/|$R/usr/libexec/kbd-commandd/|g" "$R/usr/lib/systemd/$unit" > "$U/$(basename "$unit")"
+    done
+    out="$(MANPATH="$R/usr/share/man" systemd-analyze verify "$U/kbd-commandd.service" 2>&1)" && [ -z "$out" ] \
+        && ok "systemd-analyze verify kbd-commandd.service (and its man: documentation)" || bad "systemd-analyze verify kbd-commandd.service: $out"
+    out="$(MANPATH="$R/usr/share/man" XDG_RUNTIME_DIR="$U" systemd-analyze --user verify "$U/kbd-commandd-agent.service" 2>&1)" \
+        && ok "systemd-analyze --user verify kbd-commandd-agent.service" || bad "systemd-analyze --user verify kbd-commandd-agent.service: $out"
+else
+    bad "systemd-analyze is missing (scripts/install-deps --package)"
+fi
+
+# The udev rule.
+rule="$R/usr/lib/udev/rules.d/60-kbd-commandd.rules"
+if ! command -v udevadm >/dev/null; then
+    bad "udevadm is missing (scripts/install-deps --package installs udev)"
+elif udevadm verify --help >/dev/null 2>&1; then
+    out="$(udevadm verify "$rule" 2>&1)" && ok "udevadm verify 60-kbd-commandd.rules" || bad "udevadm verify: $out"
+elif [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+    out="$(unshare -m /bin/sh -c 'mount -t tmpfs none /run && mkdir -p /run/udev/rules.d && cp "$0" /run/udev/rules.d/ \
+           && udevadm test --action=add /sys/class/mem/null 2>&1' "$rule" || true)"
+    problems="$(grep '^/run/udev/rules.d/60-kbd-commandd.rules' <<<"$out" || true)"
+    if grep -q "Reading rules file: /run/udev/rules.d/60-kbd-commandd.rules" <<<"$out" && [ -z "$problems" ]; then
+        ok "udevadm test (udev $(udevadm --version)) reads 60-kbd-commandd.rules without a problem"
+    else
+        bad "udevadm test of 60-kbd-commandd.rules: ${problems:-the rule was not read}"
+    fi
+else
+    echo "udev rule parse skipped: needs udevadm verify, or root for a mount namespace" >&2
+fi
+# Its RUN program, on a scratch file, for a user that exists here (the package's user may not).
+run_line="$(sed -n 's/^RUN+="\(.*\)"$/\1/p' "$rule")"
+scratch="$(mktemp)"
+if command -v setfacl >/dev/null && command -v getfacl >/dev/null; then
+    cmd="${run_line/user:kbd-commandd:/user:nobody:}"
+    cmd="${cmd/\$devnode/$scratch}"
+    chmod 0660 "$scratch"
+    if $cmd && getfacl -p "$scratch" 2>/dev/null | grep -qx "user:nobody:r--" && [ "$(stat -c %a "$scratch")" = 660 ]; then
+        ok "the rule's RUN program adds user:…:r-- and leaves the mode (0660) alone"
+    else
+        bad "the rule's RUN program ($cmd): $(getfacl -p "$scratch" 2>&1 | tr '\n' ' ')"
+    fi
+else
+    bad "setfacl is missing (the package depends on acl; scripts/install-deps installs it)"
+fi
+rm -f "$scratch"
+
+# Man pages against the installed binaries.
+B="$R/bin-for-man"; M="$R/man-flat"; mkdir -p "$B" "$M"
+ln -s "$R/usr/bin/kbd-commandd" "$R/usr/libexec/kbd-commandd/kbd-commandd-daemon" "$R/usr/libexec/kbd-commandd/kbd-commandd-agent" "$B/"
+ln -s "$R"/usr/share/man/man*/*.gz "$M/"
+if out="$(tests-package/check-man "$B" "$M" 2>&1)"; then ok "man pages: $(tail -n 1 <<<"$out")"; else echo "$out" >&2; bad "man pages (tests-package/check-man)"; fi
+
+# Completions.
+expect "bash completion parses (bash -n)" bash -n "$R/usr/share/bash-completion/completions/kbd-commandd"
+if command -v zsh >/dev/null; then expect "zsh completion parses (zsh -n)" zsh -n "$R/usr/share/zsh/vendor-completions/_kbd-commandd"; fi
+if command -v fish >/dev/null; then expect "fish completion parses (fish -n)" fish -n "$R/usr/share/fish/vendor_completions.d/kbd-commandd.fish"; fi
+expect "bash completion completes the subcommands" bash -c "source '$R/usr/share/bash-completion/completions/kbd-commandd' && complete -p kbd-commandd >/dev/null"
+
+# The maintainer scripts for real: dpkg -i, then purge, on this machine. Only as root, where
+# the package, its user and its group are not there already and systemd is not running (a
+# CI container: nothing is started), or when KBD_PACKAGE_INSTALL=1 asks.
+if [ "$(id -u)" -eq 0 ] && ! dpkg-query -W kbd-commandd >/dev/null 2>&1 && ! getent passwd kbd-commandd >/dev/null \
+   && ! getent group kbd-commandd >/dev/null && { [ ! -d /run/systemd/system ] || [ "${KBD_PACKAGE_INSTALL:-}" = 1 ]; }; then
+    if out="$(dpkg -i "$deb" 2>&1)"; then
+        ok "dpkg -i"
+        expect "postinst created the system user kbd-commandd (shell nologin, not in group input)" \
+            bash -c 'getent passwd kbd-commandd | grep -q ":/usr/sbin/nologin$" && ! id -nG kbd-commandd | tr " " "\n" | grep -qx input'
+        expect "postinst created the group kbd-commandd" getent group kbd-commandd
+        expect "postinst enabled the unit" test -L /etc/systemd/system/multi-user.target.wants/kbd-commandd.service
+        expect "man finds the installed pages" man -w kbd-commandd kbd-commandd.toml kbd-commandd-daemon
+        out="$(env -i PATH=/usr/bin:/bin kbd-commandd check --config /etc/kbd-commandd/config.toml 2>&1)" \
+            && ok "installed kbd-commandd checks the installed config" || bad "installed check: $out"
+        expect "dpkg -r" dpkg -r kbd-commandd
+        expect "remove keeps the conffile" test -f /etc/kbd-commandd/config.toml
+        expect "dpkg --purge" dpkg --purge kbd-commandd
+        expect "purge removed the user, the group, /etc/kbd-commandd and the enablement" \
+            bash -c '! getent passwd kbd-commandd && ! getent group kbd-commandd && [ ! -e /etc/kbd-commandd ] \
+                     && [ ! -e /etc/systemd/system/multi-user.target.wants/kbd-commandd.service ] && [ ! -e /usr/bin/kbd-commandd ]'
+    else
+        bad "dpkg -i: $out"
+    fi
+else
+    echo "real install and purge skipped (needs root, no kbd-commandd package, user or group, no running systemd)" >&2
+fi
+
+echo "package: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
