@@ -294,7 +294,7 @@ public final class KeyboardDaemon {
     }
 
     /// What to do when nodes are not readable.
-    static let accessFix = "Keys on those keyboards are not seen: add the service user to group input, or install a udev rule that gives it read access"
+    static let accessFix = "Keys on those keyboards are not seen: install the udev rule (60-kbd-commandd.rules, shipped with the package: it gives the service user read access), or add the service user to group input"
 
     /// Nodes the service may not read (permission denied), as `list_devices` shows them.
     public var unreadableNodes: Int {

@@ -179,7 +179,7 @@ struct DaemonTests {
         let h = try DaemonHarness(devices: [("/dev/input/event1", try Descriptions.k400)],
                                   unreadable: [("/dev/input/event2", try Descriptions.lenovo), ("/dev/input/event3", try Descriptions.mouse)])
         #expect(h.daemon.unreadableNodes == 2)
-        #expect(h.logs.all.contains("warning 2 input nodes could not be opened: permission denied. Keys on those keyboards are not seen: add the service user to group input, or install a udev rule that gives it read access"))
+        #expect(h.logs.all.contains("warning 2 input nodes could not be opened: permission denied. Keys on those keyboards are not seen: install the udev rule (60-kbd-commandd.rules, shipped with the package: it gives the service user read access), or add the service user to group input"))
         #expect(h.logs.all.contains("info ready: 6 commands, 1 keyboards, 0 switches, 2 input nodes not readable"), "\(h.logs.all)")
         // A new node: EACCES at first is udev's race (not logged); still EACCES after udev's change is.
         h.source.plug("/dev/input/event4", try Descriptions.lenovo, readable: false)
@@ -187,7 +187,7 @@ struct DaemonTests {
         #expect(!h.logs.all.contains { $0.contains("cannot open /dev/input/event4") })
         h.source.plug("/dev/input/event4", try Descriptions.lenovo, readable: false)
         h.pump()
-        #expect(h.logs.all.contains("warning cannot open /dev/input/event4: Permission denied; 3 input nodes not readable. Keys on those keyboards are not seen: add the service user to group input, or install a udev rule that gives it read access"))
+        #expect(h.logs.all.contains("warning cannot open /dev/input/event4: Permission denied; 3 input nodes not readable. Keys on those keyboards are not seen: install the udev rule (60-kbd-commandd.rules, shipped with the package: it gives the service user read access), or add the service user to group input"))
     }
 
     @Test func chordsAreLoggedAtDebugCommandsAtInfoWithTitles() throws {
