@@ -7,14 +7,14 @@ import Glibc
 /// this source opens): `_NET_ACTIVE_WINDOW` on the root window, the class of its
 /// `WM_CLASS` and its `_NET_WM_NAME`. The agent wakes on the connection's descriptor only
 /// when a property it selected changed (the root's, and the active window's for its title).
-final class EWMHFocus: FocusSource {
-    let name = "EWMH"
-    let fd: Int32
+package final class EWMHFocus: FocusSource {
+    package let name = "EWMH"
+    package let fd: Int32
     private var x = kbd_xcb()
     private var last: FocusedWindow?
     private var first = true
 
-    init(display: String) throws(FocusSourceError) {
+    package init(display: String) throws(FocusSourceError) {
         var reason: Int32 = 0
         let fd = kbd_xcb_open(&x, display, &reason)
         guard fd >= 0 else {
@@ -29,7 +29,7 @@ final class EWMHFocus: FocusSource {
 
     deinit { kbd_xcb_close(&x) }
 
-    func read() throws(FocusSourceError) -> FocusChange? {
+    package func read() throws(FocusSourceError) -> FocusChange? {
         // The first call reads the state there is. Reading a property may queue events in
         // libxcb without the descriptor becoming readable again: drain until none is left.
         var changed = first
@@ -50,7 +50,7 @@ final class EWMHFocus: FocusSource {
     }
 
     /// The state now: the active window's class and title, selecting its property changes.
-    func current() -> FocusedWindow? {
+    package func current() -> FocusedWindow? {
         let w = kbd_xcb_active_window(&x)
         kbd_xcb_watch(&x, w)
         guard w != 0 else { return nil }

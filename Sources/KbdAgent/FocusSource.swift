@@ -4,26 +4,31 @@ import Glibc
 #endif
 
 /// The window that has the keyboard focus, as the desktop names it.
-struct FocusedWindow: Equatable, Sendable {
+package struct FocusedWindow: Equatable, Sendable {
     /// The Wayland app id, or the class of the X11 `WM_CLASS`.
-    var app: String
+    package var app: String
     /// The window title (private: never logged, never sent to the service).
-    var title: String
+    package var title: String
+    package init(app: String, title: String) {
+        self.app = app
+        self.title = title
+    }
 }
 
 /// What a focus source read: the focused window changed to `window` (nil: none).
-struct FocusChange: Equatable, Sendable {
-    var window: FocusedWindow?
+package struct FocusChange: Equatable, Sendable {
+    package var window: FocusedWindow?
+    package init(window: FocusedWindow?) { self.window = window }
 }
 
-struct FocusSourceError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+package struct FocusSourceError: Error, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 }
 
 /// A desktop interface that reports focus changes on one descriptor the agent's epoll
 /// watches: it is read only when the desktop wrote something (no polling, no timer).
-protocol FocusSource: AnyObject {
+package protocol FocusSource: AnyObject {
     /// What it is, for the log ("sway IPC", "i3 IPC", "Hyprland", "EWMH").
     var name: String { get }
     /// The descriptor to wait on (readable when an event arrived).
@@ -34,11 +39,11 @@ protocol FocusSource: AnyObject {
 }
 
 /// Which focus source a session has: the first whose environment is there.
-enum FocusSources {
+package enum FocusSources {
     /// `$SWAYSOCK` (sway), `$I3SOCK` (i3), `$HYPRLAND_INSTANCE_SIGNATURE` (Hyprland's event
     /// socket), `$DISPLAY` (any EWMH window manager through libxcb), in that order; one that
     /// cannot connect is logged and the next is tried. `tried` collects those failures.
-    static func open(environment: [String: String], tried: inout [String]) -> (any FocusSource)? {
+    package static func open(environment: [String: String], tried: inout [String]) -> (any FocusSource)? {
         if let path = environment["SWAYSOCK"], !path.isEmpty {
             do { return try WindowManagerIPC(path: path, name: "sway IPC") } catch { tried.append("sway IPC at \(path): \(error.message)") }
         }

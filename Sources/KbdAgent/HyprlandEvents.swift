@@ -8,12 +8,12 @@ import Glibc
 /// 0.40 under `/tmp/hypr/`): one line per event, `EVENT>>DATA`. `activewindow>>CLASS,TITLE`
 /// names the focused window (a class has no comma; the title may), `activewindow>>,`
 /// none. Every other event is skipped.
-final class HyprlandEvents: FocusSource {
-    let name = "Hyprland"
-    let fd: Int32
+package final class HyprlandEvents: FocusSource {
+    package let name = "Hyprland"
+    package let fd: Int32
     private let lines = LineBuffer(maxLineBytes: 1 << 16)
 
-    static func socketPaths(signature: String, runtimeDirectory: String?) -> [String] {
+    package static func socketPaths(signature: String, runtimeDirectory: String?) -> [String] {
         // The signature is a directory name: never a path of its own.
         guard !signature.contains("/"), signature != "..", signature != "." else { return [] }
         var paths: [String] = []
@@ -22,13 +22,13 @@ final class HyprlandEvents: FocusSource {
         return paths
     }
 
-    init(path: String) throws(FocusSourceError) {
+    package init(path: String) throws(FocusSourceError) {
         fd = try connectStream(path)
     }
 
     deinit { close(fd) }
 
-    func read() throws(FocusSourceError) -> FocusChange? {
+    package func read() throws(FocusSourceError) -> FocusChange? {
         var change: FocusChange?
         while true {
             switch lines.read(from: fd, budget: 65536) {
@@ -53,7 +53,7 @@ final class HyprlandEvents: FocusSource {
     }
 
     /// One event line; nil unless it is `activewindow>>`.
-    static func parse(_ line: some Collection<UInt8>) -> FocusChange? {
+    package static func parse(_ line: some Collection<UInt8>) -> FocusChange? {
         let prefix = Array("activewindow>>".utf8)
         guard line.count >= prefix.count, line.prefix(prefix.count).elementsEqual(prefix) else { return nil }
         let data = line.dropFirst(prefix.count)

@@ -1,4 +1,4 @@
-import HardwareInput
+package import HardwareInput
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,23 +12,23 @@ import Glibc
 /// JSON payload. Replies carry the request's type; events have the high bit set
 /// (window events: `0x80000003`). A window's app is its Wayland `app_id`, else (an X11
 /// window, in i3 or in sway's Xwayland) `window_properties.class`; its title is `name`.
-final class WindowManagerIPC: FocusSource {
-    static let subscribe: UInt32 = 2
-    static let getTree: UInt32 = 4
-    static let windowEvent: UInt32 = 0x8000_0003
-    static let magic: [UInt8] = Array("i3-ipc".utf8)
+package final class WindowManagerIPC: FocusSource {
+    package static let subscribe: UInt32 = 2
+    package static let getTree: UInt32 = 4
+    package static let windowEvent: UInt32 = 0x8000_0003
+    package static let magic: [UInt8] = Array("i3-ipc".utf8)
     /// A tree of thousands of windows is a few MiB; more is not a window manager talking.
-    static let maxPayload = 64 << 20
+    package static let maxPayload = 64 << 20
 
-    let name: String
-    let fd: Int32
+    package let name: String
+    package let fd: Int32
     private var buffer: [UInt8] = []
     /// The container that has the focus (title changes of others are not ours).
     private var focusedID: Int?
     /// Whether a focus event came before the tree's reply (then the tree is stale).
     private var sawFocusEvent = false
 
-    init(path: String, name: String) throws(FocusSourceError) {
+    package init(path: String, name: String) throws(FocusSourceError) {
         self.name = name
         fd = try connectStream(path)
         do {
@@ -58,7 +58,7 @@ final class WindowManagerIPC: FocusSource {
         }
     }
 
-    func read() throws(FocusSourceError) -> FocusChange? {
+    package func read() throws(FocusSourceError) -> FocusChange? {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -76,7 +76,7 @@ final class WindowManagerIPC: FocusSource {
     }
 
     /// Takes the complete messages out of the buffer; the last focus change among them.
-    func messages() throws(FocusSourceError) -> FocusChange? {
+    package func messages() throws(FocusSourceError) -> FocusChange? {
         var change: FocusChange?
         var offset = 0
         defer { buffer.removeFirst(offset) }
@@ -117,7 +117,7 @@ final class WindowManagerIPC: FocusSource {
 
     /// A window event: `focus` changes the focused window, `title` of the focused one
     /// changes its title, `close` of the focused one leaves none until the next focus.
-    func windowEvent(_ event: JSONValue) -> FocusChange? {
+    package func windowEvent(_ event: JSONValue) -> FocusChange? {
         guard let container = event["container"] else { return nil }
         let id = container["id"]?.intValue
         switch event["change"]?.stringValue {
@@ -139,14 +139,14 @@ final class WindowManagerIPC: FocusSource {
 
     /// A container's app (`app_id`, else `window_properties.class`) and title (`name`);
     /// nil for a container that is not a window (a workspace, a split).
-    static func window(_ container: JSONValue) -> FocusedWindow? {
+    package static func window(_ container: JSONValue) -> FocusedWindow? {
         let app = container["app_id"]?.stringValue ?? container["window_properties"]?["class"]?.stringValue
         guard let app else { return nil }
         return FocusedWindow(app: app, title: container["name"]?.stringValue ?? "")
     }
 
     /// The node with `"focused": true` in a `GET_TREE` reply (tiled or floating).
-    static func focusedNode(_ tree: JSONValue) -> JSONValue? {
+    package static func focusedNode(_ tree: JSONValue) -> JSONValue? {
         var stack = [tree]
         while let node = stack.popLast() {
             if node["focused"] == .bool(true) { return node }
