@@ -22,7 +22,7 @@ struct DaemonEndToEndTests {
 
         let listed = runTool(["watch", "--socket", socket, "--request", #"{"request":"list_commands"}"#])
         #expect(listed.status == 0)
-        #expect(listed.stdout == #"{"reply":"list_commands","ok":true,"commands":[{"scope":"global","id":"save","title":"save","chord":"Ctrl+S","repeat":false}]}"# + "\n")
+        #expect(listed.stdout == #"{"reply":"list_commands","ok":true,"commands":[{"scope":"global","id":"save","title":"save","chord":"Ctrl+S","repeat":false}],"scopes":["global"],"text_input":false}"# + "\n")
 
         writeConfig("[[command]]\nid = \"save\"\nkeys = \"Ctrl+Bogus\"\n")
         daemon.signal(SIGHUP)
