@@ -365,7 +365,7 @@ final class AgentLoop {
         focus = FocusSources.open(environment: environment, tried: &tried)
         for t in tried { logger.warning("focus: cannot use \(t)") }
         guard let focus else {
-            logger.info("focus: no desktop interface (SWAYSOCK, I3SOCK, HYPRLAND_INSTANCE_SIGNATURE or DISPLAY); scopes do not follow the focused window")
+            logger.info("focus: no desktop interface (SWAYSOCK, I3SOCK, HYPRLAND_INSTANCE_SIGNATURE, or DISPLAY outside a Wayland session); scopes do not follow the focused window")
             return
         }
         do { try epoll.add(focus.fd, token: Token.focus) } catch {

@@ -41,7 +41,8 @@ package protocol FocusSource: AnyObject {
 /// Which focus source a session has: the first whose environment is there.
 package enum FocusSources {
     /// `$SWAYSOCK` (sway), `$I3SOCK` (i3), `$HYPRLAND_INSTANCE_SIGNATURE` (Hyprland's event
-    /// socket), `$DISPLAY` (any EWMH window manager through libxcb), in that order; one that
+    /// socket), `$DISPLAY` without `$WAYLAND_DISPLAY` (any EWMH window manager through
+    /// libxcb), in that order; one that
     /// cannot connect is logged and the next is tried. `tried` collects those failures.
     package static func open(environment: [String: String], tried: inout [String]) -> (any FocusSource)? {
         if let path = environment["SWAYSOCK"], !path.isEmpty {
@@ -55,7 +56,8 @@ package enum FocusSources {
                 do { return try HyprlandEvents(path: path) } catch { tried.append("Hyprland at \(path): \(error.message)") }
             }
         }
-        if let display = environment["DISPLAY"], !display.isEmpty {
+        // In a Wayland session $DISPLAY is Xwayland's, which knows only the X11 windows.
+        if let display = environment["DISPLAY"], !display.isEmpty, (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
             do { return try EWMHFocus(display: display) } catch { tried.append("EWMH on \(display): \(error.message)") }
         }
         return nil

@@ -1,4 +1,5 @@
 package import HardwareInput
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -264,5 +264,10 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         #expect(HyprlandEvents.socketPaths(signature: "../../etc", runtimeDirectory: "/run/user/1000").isEmpty)
         var none: [String] = []
         #expect(FocusSources.open(environment: [:], tried: &none) == nil && none.isEmpty)
+        // In a Wayland session $DISPLAY is Xwayland's: not a focus source.
+        #expect(FocusSources.open(environment: ["DISPLAY": ":987", "WAYLAND_DISPLAY": "wayland-1"], tried: &none) == nil && none.isEmpty)
+        // On X11 it is (here an X server that is not there: reported, not a hang).
+        #expect(FocusSources.open(environment: ["DISPLAY": ":987"], tried: &none) == nil)
+        #expect(none == ["EWMH on :987: cannot connect to the X server"])
     }
 }
