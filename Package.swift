@@ -80,6 +80,12 @@ let package = Package(
         // GSettings from GIO (declared in the shim, so no GLib headers are needed; libgio is
         // loaded with dlopen, in the child process the agent makes each GSettings call in).
         .systemLibrary(name: "CGio"),
+        // libxcb's headers (the library is loaded with dlopen when the agent's EWMH focus
+        // source opens): the focused window on an X11 window manager without IPC.
+        .systemLibrary(
+            name: "CXcb",
+            providers: [.apt(["libxcb1-dev"])]
+        ),
         // The library, one target per room (see README "Module map"): arrows point one way,
         // and SwiftPM refuses a cycle. `HardwareInput` is the umbrella that re-exports them.
         .target(name: "KbdJSON", swiftSettings: hotPath),
@@ -130,7 +136,7 @@ let package = Package(
         // on-screen keyboard following the hardware keyboard. No argument parser, no Foundation.
         .target(
             name: "KbdAgent",
-            dependencies: ["KbdService", "HardwareInput", "CSystemd", "CGio", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdService", "HardwareInput", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).

@@ -13,6 +13,9 @@
 #                        the same with KDE's KWin (kwin_wayland --virtual) instead of
 #                        sway; returns once KWin owns org.kde.KWin on the session bus
 #                        (no SWAYSOCK, no reference screenshot: grim needs wlroots)
+#   session.sh start --x11
+#                        the same with X11: Xvfb (a free display, -displayfd) and i3 inside
+#                        dbus-run-session; session.env has DISPLAY and I3SOCK instead
 #   session.sh squeekboard
 #                        starts squeekboard; returns once it owns sm.puri.OSK0
 #   session.sh wvkbd [--hidden]
@@ -72,14 +75,15 @@ start_wvkbd() {
 
 start() {
     require_root
-    local squeekboard=0 wvkbd=() kwin=0
+    local squeekboard=0 wvkbd=() kwin=0 x11=0
     while [ $# -gt 0 ]; do
         case $1 in
+            --x11) x11=1 ;;
             --squeekboard) squeekboard=1 ;;
             --wvkbd) wvkbd=(--shown) ;;
             --wvkbd-hidden) wvkbd=(--hidden) ;;
             --kwin) kwin=1 ;;
-            *) die "unknown option '$1' (start [--squeekboard] [--wvkbd | --wvkbd-hidden] | start --kwin)" ;;
+            *) die "unknown option '$1' (start [--squeekboard] [--wvkbd | --wvkbd-hidden] | start --kwin | start --x11)" ;;
         esac
         shift
     done
@@ -89,6 +93,7 @@ start() {
     [ -z "$(marked_pids)" ] || stop >/dev/null 2>&1 || true
 
     install -d -m 0755 "$SESSION_DIR" "$SESSION_DIR/shots"
+    rm -f "$SESSION_DIR/kind" "$SESSION_DIR/compositor"   # what stop() reads: this session's, not the last one's
     rm -rf "$RUNTIME_DIR" "$SESSION_DIR/xdg"
     install -d -m 0700 -o "$KBD_USER" -g "$KBD_USER" "$RUNTIME_DIR" "$SESSION_DIR/xdg" \
         "$SESSION_DIR/xdg/config" "$SESSION_DIR/xdg/cache" "$SESSION_DIR/xdg/data" "$SESSION_DIR/xdg/state"
@@ -97,12 +102,14 @@ start() {
     cat > "$SESSION_DIR/write-env.sh" <<'SH'
 #!/bin/sh
 f=$XDG_RUNTIME_DIR/session.env
-for v in WAYLAND_DISPLAY SWAYSOCK I3SOCK DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR KBD_DESKTOP_SESSION; do
+for v in WAYLAND_DISPLAY DISPLAY SWAYSOCK I3SOCK DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR KBD_DESKTOP_SESSION; do
     eval "value=\${$v-}"
     [ -n "$value" ] && printf '%s=%s\n' "$v" "$value"
 done > "$f.tmp" && mv "$f.tmp" "$f"
 SH
     chmod 0755 "$SESSION_DIR/write-env.sh"
+    if [ "$x11" = 1 ]; then start_x11 "$t0"; return; fi
+    echo sway > "$SESSION_DIR/kind"
     cat > "$SESSION_DIR/sway.conf" <<CONF
 xwayland disable
 output HEADLESS-1 mode $OUTPUT_MODE position 0 0
@@ -161,6 +168,38 @@ start_kwin() {
     echo "$ENV_FILE"
 }
 
+# Xvfb on a display it picks (-displayfd) and i3 on it, inside dbus-run-session.
+start_x11() {
+    local t0=$1
+    [ -d /tmp/.X11-unix ] || die "/tmp/.X11-unix is missing: run tests-desktop/setup-host.sh"
+    echo x11 > "$SESSION_DIR/kind"
+    rm -f "$SESSION_DIR/display"
+    ( cd / && AS_USER_EXEC=1 as_user setsid Xvfb -displayfd 3 -screen 0 "${OUTPUT_MODE}x24" -nolisten tcp -noreset ) \
+        3>"$SESSION_DIR/display" </dev/null >"$SESSION_DIR/xvfb.log" 2>&1 &
+    wait_for "$WAIT_SECONDS" grep -q . "$SESSION_DIR/display" \
+        || { cat "$SESSION_DIR/xvfb.log" >&2; die "Xvfb did not accept clients within ${WAIT_SECONDS}s"; }
+    local display=:$(tr -dc 0-9 < "$SESSION_DIR/display")
+    # The first line matters: without it i3 4.22 converts the file as a v3 config (and adds a bar).
+    cat > "$SESSION_DIR/i3.conf" <<CONF
+# i3 config file (v4)
+font pango:DejaVu Sans Mono 8
+ipc-socket $RUNTIME_DIR/i3-ipc.sock
+focus_follows_mouse no
+exec --no-startup-id $SESSION_DIR/write-env.sh
+CONF
+    chmod 0644 "$SESSION_DIR/i3.conf"
+    EXTRA_ENV=(DISPLAY="$display" XDG_CURRENT_DESKTOP=i3 XDG_SESSION_TYPE=x11)
+    spawn_as_user "$SESSION_DIR/i3.log" setsid dbus-run-session -- i3 -c "$SESSION_DIR/i3.conf"
+    unset EXTRA_ENV
+    echo "$SPAWNED_PID" > "$SESSION_DIR/session.pid"
+    wait_for "$WAIT_SECONDS" test -s "$ENV_FILE" \
+        || { tail -20 "$SESSION_DIR/i3.log" >&2; die "i3 did not write $ENV_FILE within ${WAIT_SECONDS}s"; }
+    wait_for "$WAIT_SECONDS" as_user i3-msg -t get_version \
+        || { tail -20 "$SESSION_DIR/i3.log" >&2; die "i3's IPC did not answer within ${WAIT_SECONDS}s"; }
+    echo "Xvfb $display and i3 ready after $(since "$t0")s" >&2
+    echo "$ENV_FILE"
+}
+
 stop() {
     local t0; t0=$(now_us)
     local seen
@@ -171,6 +210,10 @@ stop() {
     # Then the compositor: its clients exit when it does, and dbus-run-session ends the bus.
     if [ "$(cat "$SESSION_DIR/compositor" 2>/dev/null)" = kwin ]; then
         for p in $(pids_named kwin_wayland); do kill -TERM "$p" 2>/dev/null || true; done
+    elif [ "$(cat "$SESSION_DIR/kind" 2>/dev/null)" = x11 ]; then
+        if [ -s "$ENV_FILE" ]; then timeout 3 bash -c '. "$0"; as_user i3-msg exit' "$DESKTOP_DIR/lib.sh" >/dev/null 2>&1 || true; fi
+        # X clients outlive i3 but not the X server.
+        for p in $(pids_named Xvfb); do kill -TERM "$p" 2>/dev/null || true; done
     elif [ -s "$ENV_FILE" ]; then
         timeout 3 bash -c '. "$0"; as_user swaymsg exit' "$DESKTOP_DIR/lib.sh" >/dev/null 2>&1 || true
     fi

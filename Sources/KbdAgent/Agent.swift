@@ -65,6 +65,7 @@ final class AgentLoop {
         static let signals: UInt64 = 2
         static let config: UInt64 = 3
         static let timer: UInt64 = 4
+        static let focus: UInt64 = 5
         static let outputs: UInt64 = 1 << 32
         static let processes: UInt64 = 2 << 32
     }
@@ -84,6 +85,14 @@ final class AgentLoop {
     private var backoffMilliseconds = 100
     private var stop = false
     private var ready: [Epoll.Ready] = []
+    /// Where the focused window comes from (nil: no desktop interface found).
+    private var focus: (any FocusSource)?
+    private var focused: FocusedWindow?
+    /// What the service has from this agent since it connected (nil: nothing sent yet).
+    private var sentScopes: [String]?
+    private var sentTextInput: Bool?
+    /// Called with the scopes right after they were sent (the latency bench).
+    var scopesSent: (([String]) -> Void)?
 
     init(configPath: String, socketPath: String, environment: [String: String], logger: Logger) throws {
         self.configPath = configPath
@@ -105,6 +114,7 @@ final class AgentLoop {
         try epoll.add(timer, token: Token.timer)
         watchConfigDirectory()
         loadConfig()
+        openFocusSource(environment: environment)
         connect()
     }
 
@@ -138,6 +148,7 @@ final class AgentLoop {
             case Token.socket: readSocket()
             case Token.signals: handleSignals()
             case Token.config: configChanged()
+            case Token.focus: readFocus()
             case Token.timer:
                 var expirations: UInt64 = 0
                 _ = read(timer, &expirations, 8)
@@ -208,6 +219,7 @@ final class AgentLoop {
     private func reload() {
         guard loadConfig() else { return }
         register()
+        applyFocus()
     }
 
     // MARK: - Signals
@@ -235,6 +247,9 @@ final class AgentLoop {
             backoffMilliseconds = 100
             logger.info("connected to \(socketPath)")
             send(#"{"request":"subscribe","events":["presence","geometry"]}"#)
+            sentScopes = nil
+            sentTextInput = nil
+            applyFocus()
             register()
         } catch {
             if backoffMilliseconds == 100 { logger.info("waiting for the service at \(socketPath) (\(error.message))") }
@@ -340,6 +355,57 @@ final class AgentLoop {
             if !command.run.isEmpty { runner.run(command.run, commandID: id) }
         default:
             break
+        }
+    }
+
+    // MARK: - The focused window
+
+    private func openFocusSource(environment: [String: String]) {
+        var tried: [String] = []
+        focus = FocusSources.open(environment: environment, tried: &tried)
+        for t in tried { logger.warning("focus: cannot use \(t)") }
+        guard let focus else {
+            logger.info("focus: no desktop interface (SWAYSOCK, I3SOCK, HYPRLAND_INSTANCE_SIGNATURE, or DISPLAY outside a Wayland session); scopes do not follow the focused window")
+            return
+        }
+        do { try epoll.add(focus.fd, token: Token.focus) } catch {
+            logger.warning("focus: cannot watch \(focus.name): \(error.message)")
+            self.focus = nil
+            return
+        }
+        logger.info("focus: scopes follow the focused window through \(focus.name)")
+        readFocus()
+    }
+
+    private func readFocus() {
+        guard let source = focus else { return }
+        do {
+            guard let change = try source.read() else { return }
+            focused = change.window
+        } catch {
+            logger.warning("focus: \(source.name): \(error.message); scopes no longer follow the focused window")
+            epoll.remove(source.fd)
+            focus = nil
+            focused = nil
+        }
+        applyFocus()
+    }
+
+    /// Sends the scopes (and the text-input fallback of `[scopes]`) for the focused window
+    /// when they differ from what the service has. Logged without the window's title.
+    private func applyFocus() {
+        guard socket >= 0, focus != nil || sentScopes != nil else { return }
+        let active = (config?.scopes ?? ScopeMap()).resolve(app: focused?.app, title: focused?.title)
+        if active.scopes != sentScopes {
+            let request = JSONObject([("request", .string("set_scopes")), ("scopes", .array(active.scopes.map { .string($0) }))])
+            send(JSONValue.object(request).serialized())
+            sentScopes = active.scopes
+            logger.debug("focus: \(focused.map { "app \($0.app)" } ?? "no window") -> scopes [\(active.scopes.joined(separator: ", "))]")
+            scopesSent?(active.scopes)
+        }
+        if active.textInput != (sentTextInput ?? false) {
+            send(#"{"request":"set_text_input","active":\#(active.textInput)}"#)
+            sentTextInput = active.textInput
         }
     }
 

@@ -65,7 +65,9 @@ public struct AgentOptions: Equatable, Sendable {
         with your session's environment (WAYLAND_DISPLAY, DISPLAY, DBUS_SESSION_BUS_ADDRESS, …).
         When a hardware keyboard becomes present it hides the on-screen keyboard ([osk]
         backend: auto, squeekboard, kwin, gnome, wvkbd or none) and puts back what was there when
-        it leaves. It reconnects when the service restarts. SIGHUP or saving the config
+        it leaves. Scopes follow the focused window: it reads the focus from sway or i3
+        (IPC), Hyprland or an EWMH window manager on X11 and sets the scopes [scopes]
+        maps that app to (else its app id). It reconnects when the service restarts. SIGHUP or saving the config
         reloads it (a bad one is logged with file:line and the old table kept).
 
         Example:

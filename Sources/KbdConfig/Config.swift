@@ -20,15 +20,18 @@ public struct Config: Sendable {
     public var grabLocation: SourceLocation? = nil
     /// `[settings] presence`: what counts as a hardware keyboard.
     public var presence: PresencePolicy = .auto
+    /// `[scopes]`: the scopes the session agent activates for the focused window.
+    public var scopes: ScopeMap
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
-                osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings()) {
+                osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {
         self.path = path
         self.keymap = keymap
         self.table = table
         self.devices = devices
         self.geometry = geometry
         self.osk = osk
+        self.scopes = scopes
     }
 
     /// An empty configuration (no commands), for replay without `--config`.

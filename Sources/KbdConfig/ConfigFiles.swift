@@ -92,7 +92,7 @@ extension ConfigLoader {
         // A key set in two files.
         var firstSet: [String: SourceLocation] = [:]
         for part in parts {
-            for section in ["keymap", "settings", "devices", "osk"] {
+            for section in ["keymap", "settings", "devices", "osk", "scopes"] {
                 guard case .table(let t)? = part.root[section] else { continue }
                 for e in t.entries {
                     let name = "\(section).\(e.key)"
@@ -121,6 +121,7 @@ extension ConfigLoader {
         var keymapLocation: SourceLocation?
         var grabLocation: SourceLocation?
         var presence = PresencePolicy.auto
+        var scopes = ScopeMap()
         var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
         var commands: [Command] = []
         for part in parts {
@@ -136,6 +137,8 @@ extension ConfigLoader {
             if has("devices", "internal") { devices.internal = c.devices.internal }
             if has("devices", "external") { devices.external = c.devices.external }
             if has("settings", "presence") { presence = c.presence }
+            // [scopes]: each app in one file only (checked above).
+            for (app, entry) in c.scopes.apps { scopes.apps[app] = entry }
             if has("devices", "grab") { devices.grab = c.devices.grab; grabLocation = c.grabLocation }
             if has("osk", "backend") { osk.backend = c.osk.backend }
             if has("osk", "on_present") { osk.onPresent = c.osk.onPresent }
@@ -151,7 +154,7 @@ extension ConfigLoader {
         do {
             let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
             if problems.isEmpty {
-                var config = Config(path: paths.first ?? files.main, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
+                var config = Config(path: paths.first ?? files.main, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk, scopes: scopes)
                 config.keymapLocation = keymapLocation
                 config.grabLocation = grabLocation
                 config.presence = presence

@@ -7,7 +7,7 @@ import KbdCommands
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
     static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -49,7 +49,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes]")
         }
 
         // [keymap]
@@ -167,6 +167,18 @@ public enum ConfigLoader {
             }
         }
 
+        // [scopes] (the session agent's)
+        var scopes = ScopeMap()
+        if let entry = root.entry("scopes") {
+            if case .table(let t) = entry.value {
+                for e in t.entries {
+                    if let app = scopeApp(e, problem: problem) { scopes.apps[e.key] = app }
+                }
+            } else {
+                problem(entry.line, "scopes: expected a table ([scopes]) from app id or WM class to a list of scopes")
+            }
+        }
+
         // [[command]]
         var commands: [Command] = []
         if let entry = root.entry("command") {
@@ -187,7 +199,7 @@ public enum ConfigLoader {
         do {
             let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
             if problems.isEmpty {
-                var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk)
+                var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk, scopes: scopes)
                 config.keymapLocation = keymapLocation
                 config.grabLocation = grabLocation
                 config.presence = presence
@@ -203,6 +215,70 @@ public enum ConfigLoader {
     static func hint(_ word: String, _ names: [String]) -> String {
         let near = NearestNames.nearest(to: word, in: names, limit: 2)
         return near.isEmpty ? "" : " (did you mean \(NearestNames.list(near))?)"
+    }
+
+    /// One `[scopes]` entry: `app = ["scope", …]`, or a table with `scopes`, `text_input` and
+    /// `title."pattern" = ["scope", …]`.
+    private static func scopeApp(_ e: TOMLTable.Entry, problem: (Int, String) -> Void) -> ScopeMap.App? {
+        let name = "scopes.\"\(e.key)\""
+        guard !e.key.isEmpty else {
+            problem(e.line, "scopes: an empty app id; expected the app id (Wayland) or WM class (X11) of a window")
+            return nil
+        }
+        func scopeList(_ value: TOMLValue, _ line: Int, _ what: String) -> [String]? {
+            guard let list = stringArray(value) else {
+                problem(line, "\(what): expected an array of scope names, found \(value.kindDescription)")
+                return nil
+            }
+            for s in list where s.isEmpty || s.contains(where: { $0 == "," || $0 == " " }) {
+                problem(line, "\(what): expected scope names without commas or spaces, found '\(s)'")
+                return nil
+            }
+            return list
+        }
+        switch e.value {
+        case .array:
+            return scopeList(e.value, e.line, name).map { ScopeMap.App(scopes: $0) }
+        case .table(let t):
+            var app = ScopeMap.App(scopes: [])
+            var ok = true
+            for k in t.entries {
+                switch k.key {
+                case "scopes":
+                    if let list = scopeList(k.value, k.line, "\(name).scopes") { app.scopes = list } else { ok = false }
+                case "text_input":
+                    if case .boolean(let b) = k.value { app.textInput = b } else {
+                        problem(k.line, "\(name).text_input: expected true or false, found \(k.value.kindDescription)")
+                        ok = false
+                    }
+                case "title":
+                    guard case .table(let patterns) = k.value else {
+                        problem(k.line, "\(name).title: expected a table from window-title pattern to scopes, such as title.\"*YouTube*\" = [\"video\"]")
+                        ok = false
+                        continue
+                    }
+                    for p in patterns.entries {
+                        guard !p.key.isEmpty else {
+                            problem(p.line, "\(name).title: an empty pattern; use \"*\" for any title")
+                            ok = false
+                            continue
+                        }
+                        if let list = scopeList(p.value, p.line, "\(name).title.\"\(p.key)\"") {
+                            app.titles.append(ScopeMap.TitlePattern(pattern: p.key, scopes: list))
+                        } else {
+                            ok = false
+                        }
+                    }
+                default:
+                    problem(k.line, "unknown key '\(k.key)' in \(name); expected scopes, text_input or title")
+                    ok = false
+                }
+            }
+            return ok ? app : nil
+        default:
+            problem(e.line, "\(name): expected an array of scope names or a table (scopes, text_input, title), found \(e.value.kindDescription)")
+            return nil
+        }
     }
 
     private static func stringArray(_ value: TOMLValue) -> [String]? {

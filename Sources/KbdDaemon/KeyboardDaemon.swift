@@ -91,8 +91,10 @@ public final class KeyboardDaemon {
     public private(set) var known: [String: DeviceRecord] = [:]
     private var nextDevice = 1
     private var externals: [UInt64: (Int32, () -> Void)] = [:]
-    /// Scopes and text input as each client set them, most recent last: the last setter
-    /// wins, and a client's claim leaves with it (D15).
+    /// Scopes and text input as each client set them, most recent last: for the system
+    /// table the last setter wins, and a client's claim leaves with it (D15). A client's own
+    /// claim also routes its own registered table (a session agent's: its session's focused
+    /// window), whoever set the system table's last.
     private var scopeClaims: [(client: Int, scopes: [String])] = []
     private var textInputClaims: [(client: Int, active: Bool)] = []
     private var scopes: [String] { scopeClaims.last?.scopes ?? [] }
@@ -432,6 +434,8 @@ public final class KeyboardDaemon {
         scopeClaims.removeAll { $0.client == client.id }
         textInputClaims.removeAll { $0.client == client.id }
         pipeline.setUserTable(nil, owner: client.id)
+        pipeline.setScopes(nil, owner: client.id)
+        pipeline.setTextInputActive(nil, owner: client.id)
         if scopes != scopesBefore { pipeline.setScopes(scopes) }
         if textInput != textInputBefore { pipeline.setTextInputActive(textInput) }
     }
@@ -487,16 +491,20 @@ public final class KeyboardDaemon {
             scopeClaims.removeAll { $0.client == client.id }
             scopeClaims.append((client.id, list))
             if scopes != before { pipeline.setScopes(scopes) }
+            pipeline.setScopes(list, owner: client.id)
+            // Scope names only: a focus-following agent never sends window titles.
+            logger.debug("control: client \(client.id) (uid \(client.uid)) set scopes [\(list.joined(separator: ", "))]")
             return reply("set_scopes", ["scopes": .array(list.map { .string($0) })])
         case .setTextInput(let active):
             let before = textInput
             textInputClaims.removeAll { $0.client == client.id }
             textInputClaims.append((client.id, active))
             if textInput != before { pipeline.setTextInputActive(textInput) }
+            pipeline.setTextInputActive(active, owner: client.id)
+            logger.debug("control: client \(client.id) (uid \(client.uid)) set text input \(active ? "on" : "off")")
             return reply("set_text_input", ["active": .bool(active)])
         case .listCommands:
-            let listing = CommandListing(table: pipeline.table, activeScopes: scopes.isEmpty ? nil : scopes)
-            return reply("list_commands", ["commands": .array(listing.jsonValues(shadowing: false))])
+            return reply("list_commands", listCommands(for: client))
         case .listDevices:
             return reply("list_devices", ["devices": .array(deviceList().map(\.jsonValue))])
         case .reload:
@@ -509,6 +517,30 @@ public final class KeyboardDaemon {
         case .ping:
             return reply("ping", [:])
         }
+    }
+
+    /// `list_commands`: the service's table in the responder-chain order now active, with
+    /// `scopes` (global last) and `text_input`; a client with a registered table also gets
+    /// it as `user_commands` with the scopes routing it (`user_scopes`, `user_text_input`).
+    /// A user's client sees its own scopes, never what another user's session focused.
+    private func listCommands(for client: ControlServer.Client) -> [String: JSONValue] {
+        func chain(_ list: [String]) -> JSONValue {
+            var seen: Set<String> = []
+            return .array((list + [CommandTable.globalScope]).filter { seen.insert($0).inserted }.map { .string($0) })
+        }
+        let own = scopeClaims.last { $0.client == client.id }?.scopes
+        let active = client.trusted ? scopes : (own ?? [])
+        let activeText = client.trusted ? textInput : (textInputClaims.last { $0.client == client.id }?.active ?? false)
+        let listing = CommandListing(table: pipeline.table, activeScopes: active.isEmpty ? nil : active)
+        var fields: [String: JSONValue] = ["commands": .array(listing.jsonValues(shadowing: false)),
+                                           "scopes": chain(active), "text_input": .bool(activeText)]
+        if let table = pipeline.userTables.first(where: { $0.owner == client.id })?.table, let state = pipeline.userState(owner: client.id) {
+            let mine = CommandListing(table: table, activeScopes: state.scopes.isEmpty ? nil : state.scopes)
+            fields["user_commands"] = .array(mine.jsonValues(shadowing: false))
+            fields["user_scopes"] = chain(state.scopes)
+            fields["user_text_input"] = .bool(state.textInput)
+        }
+        return fields
     }
 
     /// Why a user's client may not make this request, nil when it may.
@@ -602,6 +634,8 @@ public final class KeyboardDaemon {
                 }
                 fresh.setScopes(scopes)
                 fresh.setTextInputActive(textInput)
+                for claim in scopeClaims { fresh.setScopes(claim.scopes, owner: claim.client) }
+                for claim in textInputClaims { fresh.setTextInputActive(claim.active, owner: claim.client) }
                 for (owner, table) in pipeline.userTables { fresh.setUserTable(table, owner: owner) }
                 pipeline = fresh
             }

@@ -75,27 +75,60 @@ public final class Pipeline {
     /// Users' tables (their agents'), by owner: routed after the system table, which
     /// always wins a key it has a command or a pending sequence for.
     private var userRouters: [(owner: Int, router: ChordRouter)] = []
+    /// Scopes and text input an owner set for its own table (its session's focused window);
+    /// an owner without a claim follows the system table's.
+    private var ownScopes: [Int: [String]] = [:]
+    private var ownTextInput: [Int: Bool] = [:]
 
     /// Sets (or with nil removes) the table of `owner`.
     public func setUserTable(_ table: CommandTable?, owner: Int) {
         userRouters.removeAll { $0.owner == owner }
         if let table {
-            userRouters.append((owner, ChordRouter(table: table, scopes: router.activeScopes, textInputActive: router.textInputActive)))
+            userRouters.append((owner, ChordRouter(table: table, scopes: ownScopes[owner] ?? router.activeScopes,
+                                                   textInputActive: ownTextInput[owner] ?? router.textInputActive)))
         }
     }
 
     /// The users' tables, by owner.
     public var userTables: [(owner: Int, table: CommandTable)] { userRouters.map { ($0.owner, $0.router.table) } }
 
-    /// Sets the active scopes (most specific first).
+    /// The scopes and text input routing the table of `owner` (nil: it has none).
+    public func userState(owner: Int) -> (scopes: [String], textInput: Bool)? {
+        userRouters.first { $0.owner == owner }.map { ($0.router.activeScopes, $0.router.textInputActive) }
+    }
+
+    /// Sets the active scopes (most specific first) of the system table and of the users'
+    /// tables whose owners set none of their own. A router whose scopes do not change keeps
+    /// its pending sequence.
     public func setScopes(_ scopes: [String]) {
-        router.setScopes(scopes)
-        for i in userRouters.indices { userRouters[i].router.setScopes(scopes) }
+        if router.activeScopes != scopes { router.setScopes(scopes) }
+        for i in userRouters.indices where ownScopes[userRouters[i].owner] == nil && userRouters[i].router.activeScopes != scopes {
+            userRouters[i].router.setScopes(scopes)
+        }
+    }
+
+    /// Sets the scopes of `owner`'s own table (its session's focus); nil: it follows the
+    /// system table's again.
+    public func setScopes(_ scopes: [String]?, owner: Int) {
+        ownScopes[owner] = scopes
+        let effective = scopes ?? router.activeScopes
+        for i in userRouters.indices where userRouters[i].owner == owner && userRouters[i].router.activeScopes != effective {
+            userRouters[i].router.setScopes(effective)
+        }
     }
 
     public func setTextInputActive(_ active: Bool) {
         router.textInputActive = active
-        for i in userRouters.indices { userRouters[i].router.textInputActive = active }
+        for i in userRouters.indices where ownTextInput[userRouters[i].owner] == nil { userRouters[i].router.textInputActive = active }
+    }
+
+    /// Sets whether text is typed in `owner`'s session (for its own table); nil: it follows
+    /// the system table's again.
+    public func setTextInputActive(_ active: Bool?, owner: Int) {
+        ownTextInput[owner] = active
+        for i in userRouters.indices where userRouters[i].owner == owner {
+            userRouters[i].router.textInputActive = active ?? router.textInputActive
+        }
     }
 
     /// Swaps in a new command table (a config reload that validated).

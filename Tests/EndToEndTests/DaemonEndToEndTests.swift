@@ -22,7 +22,12 @@ struct DaemonEndToEndTests {
 
         let listed = runTool(["watch", "--socket", socket, "--request", #"{"request":"list_commands"}"#])
         #expect(listed.status == 0)
-        #expect(listed.stdout == #"{"reply":"list_commands","ok":true,"commands":[{"scope":"global","id":"save","title":"save","chord":"Ctrl+S","repeat":false}]}"# + "\n")
+        #expect(listed.stdout == #"{"reply":"list_commands","ok":true,"commands":[{"scope":"global","id":"save","title":"save","chord":"Ctrl+S","repeat":false}],"scopes":["global"],"text_input":false}"# + "\n")
+
+        // What is active now, as text: the chain (global only: no client set scopes), text input, the table.
+        let active = runTool(["commands", "--active", "--socket", socket])
+        #expect(active.status == 0)
+        #expect(active.stdout == "active scopes: global\ntext input: off\nglobal\n  save  Ctrl+S\n", "\(active.stdout)\(active.stderr)")
 
         writeConfig("[[command]]\nid = \"save\"\nkeys = \"Ctrl+Bogus\"\n")
         daemon.signal(SIGHUP)

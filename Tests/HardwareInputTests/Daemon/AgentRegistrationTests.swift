@@ -60,6 +60,50 @@ struct AgentRegistrationTests {
         #expect(h.daemon.commandTableOwners.isEmpty)
     }
 
+    /// Issue 18: an agent's scopes (its session's focused window) route its own table even
+    /// when another client set the system table's scopes after it (before, the last setter
+    /// routed every table, so the agent's focus was lost to another user's or a tool's).
+    @Test func anAgentsOwnScopesRouteItsTableWhoeverSetTheSystemsLast() throws {
+        let h = try DaemonHarness()
+        let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        let agent = try SocketClient(path: h.socketPath)
+        let tool = try SocketClient(path: h.socketPath)
+        // Scopes before the table (the agent connects, sends the focus, then registers).
+        _ = exchange(h, agent, #"{"request":"set_scopes","scopes":["editor"]}"#)
+        _ = exchange(h, agent, Self.table)
+        _ = exchange(h, tool, #"{"request":"set_scopes","scopes":["browser"]}"#)
+        Self.chord(h, kbd, ["leftctrl"], "e")
+        #expect(agent.receive().lines.filter { $0.contains(#""id":"edit""#) }.count == 1)
+        // list_commands: the system table's chain for the service's group, the agent's own
+        // chain with its table.
+        let listed = exchange(h, agent, #"{"request":"list_commands"}"#).first ?? ""
+        #expect(listed.contains(#""scopes":["browser","global"]"#), "\(listed)")
+        #expect(listed.contains(#""user_scopes":["editor","global"]"#), "\(listed)")
+        #expect(listed.contains(#""user_commands":[{"scope":"editor","id":"edit""#), "\(listed)")
+        // The agent's focus moves on: its table follows, the system's stays with the tool's.
+        _ = exchange(h, agent, #"{"request":"set_scopes","scopes":[]}"#)
+        Self.chord(h, kbd, ["leftctrl"], "e")
+        #expect(agent.receive().lines.isEmpty)
+        #expect(h.logs.all.contains { $0.contains("set scopes [editor]") })
+    }
+
+    /// A user's text input (the focused window takes text) filters its own table: a plain
+    /// Shift+letter of its table does not fire while it is on.
+    @Test func anAgentsTextInputFiltersItsOwnTable() throws {
+        let h = try DaemonHarness()
+        let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        let agent = try SocketClient(path: h.socketPath)
+        _ = exchange(h, agent, #"{"request":"register","commands":[{"id":"shout","keys":"Shift+T"}]}"#)
+        _ = exchange(h, agent, #"{"request":"set_text_input","active":true}"#)
+        Self.chord(h, kbd, ["leftshift"], "t")
+        #expect(agent.receive().lines.isEmpty)
+        _ = exchange(h, agent, #"{"request":"set_text_input","active":false}"#)
+        Self.chord(h, kbd, ["leftshift"], "t")
+        #expect(agent.receive().lines.count == 1)
+    }
+
     @Test(arguments: [
         (#"{"request":"register","commands":[{"id":"a","keys":"Ctrl+Sprocket"}]}"#, "commands[0] (a): "),
         (#"{"request":"register","commands":[{"id":"a","keys":"Ctrl+A"},{"id":"a","keys":"Ctrl+B"}]}"#, "duplicate command id 'a'"),

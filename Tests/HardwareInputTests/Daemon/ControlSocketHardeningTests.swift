@@ -66,7 +66,7 @@ struct ControlSocketHardeningTests {
             lines += c.receive().lines
         }
         #expect(lines.count == 1)
-        #expect(lines.first?.hasSuffix("]}") == true)
+        #expect(lines.first?.hasSuffix(#"],"scopes":["global"],"text_input":false}"#) == true)
         #expect(lines.first.map { $0.split(separator: #""scope":"#, omittingEmptySubsequences: false).count - 1 } == commands)
         #expect(!h.logs.all.contains { $0.contains("disconnecting client") })
     }

@@ -1,0 +1,185 @@
+#ifndef KBD_COMMANDD_CXCB_SHIM_H
+#define KBD_COMMANDD_CXCB_SHIM_H
+/* EWMH focus through libxcb, the session agent's focus source on an X11 window manager
+ * that has no IPC of its own: _NET_ACTIVE_WINDOW on the root window (PropertyNotify, so
+ * the agent wakes only when it changes), WM_CLASS and _NET_WM_NAME of that window (and its
+ * PropertyNotify while it is active, for title changes). libxcb is loaded with dlopen when
+ * the source is opened, so an agent on Wayland never maps it. Only the headers come from
+ * libxcb1-dev. One struct kbd_xcb owns one connection. */
+#include <xcb/xcb.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kbd_xcb {
+    xcb_connection_t *(*connect)(const char *, int *);
+    int (*connection_has_error)(xcb_connection_t *);
+    void (*disconnect)(xcb_connection_t *);
+    const struct xcb_setup_t *(*get_setup)(xcb_connection_t *);
+    xcb_screen_iterator_t (*setup_roots_iterator)(const xcb_setup_t *);
+    void (*screen_next)(xcb_screen_iterator_t *);
+    int (*get_file_descriptor)(xcb_connection_t *);
+    xcb_intern_atom_cookie_t (*intern_atom)(xcb_connection_t *, uint8_t, uint16_t, const char *);
+    xcb_intern_atom_reply_t *(*intern_atom_reply)(xcb_connection_t *, xcb_intern_atom_cookie_t, xcb_generic_error_t **);
+    xcb_get_property_cookie_t (*get_property)(xcb_connection_t *, uint8_t, xcb_window_t, xcb_atom_t, xcb_atom_t, uint32_t, uint32_t);
+    xcb_get_property_reply_t *(*get_property_reply)(xcb_connection_t *, xcb_get_property_cookie_t, xcb_generic_error_t **);
+    void *(*get_property_value)(const xcb_get_property_reply_t *);
+    int (*get_property_value_length)(const xcb_get_property_reply_t *);
+    xcb_void_cookie_t (*change_window_attributes)(xcb_connection_t *, xcb_window_t, uint32_t, const void *);
+    int (*flush)(xcb_connection_t *);
+    xcb_generic_event_t *(*poll_for_event)(xcb_connection_t *);
+
+    xcb_connection_t *conn;
+    xcb_window_t root;
+    xcb_atom_t net_active_window, net_wm_name, utf8_string;
+    /* The active window whose property changes are selected (0: none). */
+    xcb_window_t watched;
+};
+
+static inline void *kbd_xcb_sym(void *lib, const char *name, int *missing) {
+    void *p = dlsym(lib, name);
+    if (!p) *missing = 1;
+    return p;
+}
+
+/* Loads libxcb once; 0 on success, -ENOENT when it is not installed. */
+static inline int kbd_xcb_load(struct kbd_xcb *x) {
+    if (x->connect) return 0;
+    void *lib = dlopen("libxcb.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return -ENOENT;
+    int m = 0;
+    x->connection_has_error = (int (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_connection_has_error", &m);
+    x->disconnect = (void (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_disconnect", &m);
+    x->get_setup = (const struct xcb_setup_t *(*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_get_setup", &m);
+    x->setup_roots_iterator = (xcb_screen_iterator_t (*)(const xcb_setup_t *))kbd_xcb_sym(lib, "xcb_setup_roots_iterator", &m);
+    x->screen_next = (void (*)(xcb_screen_iterator_t *))kbd_xcb_sym(lib, "xcb_screen_next", &m);
+    x->get_file_descriptor = (int (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_get_file_descriptor", &m);
+    x->intern_atom = (xcb_intern_atom_cookie_t (*)(xcb_connection_t *, uint8_t, uint16_t, const char *))kbd_xcb_sym(lib, "xcb_intern_atom", &m);
+    x->intern_atom_reply = (xcb_intern_atom_reply_t *(*)(xcb_connection_t *, xcb_intern_atom_cookie_t, xcb_generic_error_t **))kbd_xcb_sym(lib, "xcb_intern_atom_reply", &m);
+    x->get_property = (xcb_get_property_cookie_t (*)(xcb_connection_t *, uint8_t, xcb_window_t, xcb_atom_t, xcb_atom_t, uint32_t, uint32_t))kbd_xcb_sym(lib, "xcb_get_property", &m);
+    x->get_property_reply = (xcb_get_property_reply_t *(*)(xcb_connection_t *, xcb_get_property_cookie_t, xcb_generic_error_t **))kbd_xcb_sym(lib, "xcb_get_property_reply", &m);
+    x->get_property_value = (void *(*)(const xcb_get_property_reply_t *))kbd_xcb_sym(lib, "xcb_get_property_value", &m);
+    x->get_property_value_length = (int (*)(const xcb_get_property_reply_t *))kbd_xcb_sym(lib, "xcb_get_property_value_length", &m);
+    x->change_window_attributes = (xcb_void_cookie_t (*)(xcb_connection_t *, xcb_window_t, uint32_t, const void *))kbd_xcb_sym(lib, "xcb_change_window_attributes", &m);
+    x->flush = (int (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_flush", &m);
+    x->poll_for_event = (xcb_generic_event_t *(*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_poll_for_event", &m);
+    if (m) return -ENOSYS;
+    x->connect = (xcb_connection_t *(*)(const char *, int *))dlsym(lib, "xcb_connect");
+    return x->connect ? 0 : -ENOSYS;
+}
+
+static inline xcb_atom_t kbd_xcb_atom(struct kbd_xcb *x, const char *name) {
+    xcb_intern_atom_reply_t *r = x->intern_atom_reply(x->conn, x->intern_atom(x->conn, 0, (uint16_t)strlen(name), name), NULL);
+    if (!r) return XCB_ATOM_NONE;
+    xcb_atom_t a = r->atom;
+    free(r);
+    return a;
+}
+
+/* Connects to `display`, interns the atoms and selects PropertyChange on the root window
+ * of the default screen. Returns the connection's descriptor, or -1 (then *reason says
+ * why: 1 no libxcb, 2 cannot connect, 3 no screen). */
+static inline int kbd_xcb_open(struct kbd_xcb *x, const char *display, int *reason) {
+    if (kbd_xcb_load(x) != 0) { *reason = 1; return -1; }
+    int screen = 0;
+    x->conn = x->connect(display, &screen);
+    if (!x->conn || x->connection_has_error(x->conn)) {
+        if (x->conn) x->disconnect(x->conn);
+        x->conn = NULL;
+        *reason = 2;
+        return -1;
+    }
+    xcb_screen_iterator_t it = x->setup_roots_iterator(x->get_setup(x->conn));
+    for (int i = 0; i < screen && it.rem; i++) x->screen_next(&it);
+    if (!it.rem || !it.data) {
+        x->disconnect(x->conn);
+        x->conn = NULL;
+        *reason = 3;
+        return -1;
+    }
+    x->root = it.data->root;
+    x->net_active_window = kbd_xcb_atom(x, "_NET_ACTIVE_WINDOW");
+    x->net_wm_name = kbd_xcb_atom(x, "_NET_WM_NAME");
+    x->utf8_string = kbd_xcb_atom(x, "UTF8_STRING");
+    uint32_t mask = XCB_EVENT_MASK_PROPERTY_CHANGE;
+    x->change_window_attributes(x->conn, x->root, XCB_CW_EVENT_MASK, &mask);
+    x->flush(x->conn);
+    return x->get_file_descriptor(x->conn);
+}
+
+static inline void kbd_xcb_close(struct kbd_xcb *x) {
+    if (x->conn) x->disconnect(x->conn);
+    x->conn = NULL;
+}
+
+/* The window _NET_ACTIVE_WINDOW names (0: none, or not set). */
+static inline xcb_window_t kbd_xcb_active_window(struct kbd_xcb *x) {
+    xcb_get_property_reply_t *r = x->get_property_reply(
+        x->conn, x->get_property(x->conn, 0, x->root, x->net_active_window, XCB_ATOM_WINDOW, 0, 1), NULL);
+    if (!r) return 0;
+    xcb_window_t w = 0;
+    if (r->type == XCB_ATOM_WINDOW && r->format == 32 && x->get_property_value_length(r) >= 4)
+        memcpy(&w, x->get_property_value(r), 4);
+    free(r);
+    return w;
+}
+
+/* A text property of `w` into buf (at most cap-1 bytes, NUL added); `which` 0 is
+ * _NET_WM_NAME (UTF8_STRING, else WM_NAME), 1 is the class of WM_CLASS (its second
+ * string). Returns the length, or -1 when the window has none. */
+static inline int kbd_xcb_text(struct kbd_xcb *x, xcb_window_t w, int which, char *buf, int cap) {
+    xcb_atom_t property = which == 1 ? XCB_ATOM_WM_CLASS : x->net_wm_name;
+    xcb_atom_t type = which == 1 ? XCB_ATOM_STRING : x->utf8_string;
+    xcb_get_property_reply_t *r = x->get_property_reply(x->conn, x->get_property(x->conn, 0, w, property, type, 0, 1024), NULL);
+    if ((!r || r->type == XCB_ATOM_NONE) && which == 0) {
+        free(r);
+        r = x->get_property_reply(x->conn, x->get_property(x->conn, 0, w, XCB_ATOM_WM_NAME, XCB_GET_PROPERTY_TYPE_ANY, 0, 1024), NULL);
+    }
+    if (!r || r->type == XCB_ATOM_NONE || r->format != 8) { free(r); return -1; }
+    const char *value = (const char *)x->get_property_value(r);
+    int length = x->get_property_value_length(r);
+    if (which == 1) {
+        /* "instance\0class\0": the class is after the first NUL. */
+        const char *nul = memchr(value, 0, (size_t)length);
+        if (!nul) { free(r); return -1; }
+        int skip = (int)(nul - value) + 1;
+        value += skip;
+        length -= skip;
+        const char *end = memchr(value, 0, (size_t)length);
+        if (end) length = (int)(end - value);
+    }
+    if (length > cap - 1) length = cap - 1;
+    if (length < 0) length = 0;
+    memcpy(buf, value, (size_t)length);
+    buf[length] = 0;
+    free(r);
+    return length;
+}
+
+/* Selects property changes of the active window `w` (and no longer of the one before). */
+static inline void kbd_xcb_watch(struct kbd_xcb *x, xcb_window_t w) {
+    if (x->watched == w) return;
+    uint32_t none = 0, mask = XCB_EVENT_MASK_PROPERTY_CHANGE;
+    if (x->watched) x->change_window_attributes(x->conn, x->watched, XCB_CW_EVENT_MASK, &none);
+    if (w) x->change_window_attributes(x->conn, w, XCB_CW_EVENT_MASK, &mask);
+    x->watched = w;
+    x->flush(x->conn);
+}
+
+/* Takes every queued event: *active when _NET_ACTIVE_WINDOW changed on the root, *title
+ * when the watched window's name or class changed. Errors (a window gone) are skipped.
+ * Returns -1 when the connection broke, else 0. */
+static inline int kbd_xcb_drain(struct kbd_xcb *x, int *active, int *title) {
+    xcb_generic_event_t *e;
+    while ((e = x->poll_for_event(x->conn))) {
+        if ((e->response_type & 0x7f) == XCB_PROPERTY_NOTIFY) {
+            xcb_property_notify_event_t *p = (xcb_property_notify_event_t *)e;
+            if (p->window == x->root && p->atom == x->net_active_window) *active = 1;
+            else if (p->window == x->watched && (p->atom == x->net_wm_name || p->atom == XCB_ATOM_WM_NAME || p->atom == XCB_ATOM_WM_CLASS)) *title = 1;
+        }
+        free(e);
+    }
+    return x->connection_has_error(x->conn) ? -1 : 0;
+}
+#endif

@@ -1,0 +1,77 @@
+import HardwareInput
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The window that has the keyboard focus, as the desktop names it.
+package struct FocusedWindow: Equatable, Sendable {
+    /// The Wayland app id, or the class of the X11 `WM_CLASS`.
+    package var app: String
+    /// The window title (private: never logged, never sent to the service).
+    package var title: String
+    package init(app: String, title: String) {
+        self.app = app
+        self.title = title
+    }
+}
+
+/// What a focus source read: the focused window changed to `window` (nil: none).
+package struct FocusChange: Equatable, Sendable {
+    package var window: FocusedWindow?
+    package init(window: FocusedWindow?) { self.window = window }
+}
+
+package struct FocusSourceError: Error, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
+}
+
+/// A desktop interface that reports focus changes on one descriptor the agent's epoll
+/// watches: it is read only when the desktop wrote something (no polling, no timer).
+package protocol FocusSource: AnyObject {
+    /// What it is, for the log ("sway IPC", "i3 IPC", "Hyprland", "EWMH").
+    var name: String { get }
+    /// The descriptor to wait on (readable when an event arrived).
+    var fd: Int32 { get }
+    /// Reads what arrived; the last focus change among it, nil when none. Throws when
+    /// the desktop went away or spoke something else.
+    func read() throws(FocusSourceError) -> FocusChange?
+}
+
+/// Which focus source a session has: the first whose environment is there.
+package enum FocusSources {
+    /// `$SWAYSOCK` (sway), `$I3SOCK` (i3), `$HYPRLAND_INSTANCE_SIGNATURE` (Hyprland's event
+    /// socket), `$DISPLAY` without `$WAYLAND_DISPLAY` (any EWMH window manager through
+    /// libxcb), in that order; one that
+    /// cannot connect is logged and the next is tried. `tried` collects those failures.
+    package static func open(environment: [String: String], tried: inout [String]) -> (any FocusSource)? {
+        if let path = environment["SWAYSOCK"], !path.isEmpty {
+            do { return try WindowManagerIPC(path: path, name: "sway IPC") } catch { tried.append("sway IPC at \(path): \(error.message)") }
+        }
+        if let path = environment["I3SOCK"], !path.isEmpty, path != environment["SWAYSOCK"] {
+            do { return try WindowManagerIPC(path: path, name: "i3 IPC") } catch { tried.append("i3 IPC at \(path): \(error.message)") }
+        }
+        if let signature = environment["HYPRLAND_INSTANCE_SIGNATURE"], !signature.isEmpty {
+            for path in HyprlandEvents.socketPaths(signature: signature, runtimeDirectory: environment["XDG_RUNTIME_DIR"]) {
+                do { return try HyprlandEvents(path: path) } catch { tried.append("Hyprland at \(path): \(error.message)") }
+            }
+        }
+        // In a Wayland session $DISPLAY is Xwayland's, which knows only the X11 windows.
+        if let display = environment["DISPLAY"], !display.isEmpty, (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
+            do { return try EWMHFocus(display: display) } catch { tried.append("EWMH on \(display): \(error.message)") }
+        }
+        return nil
+    }
+}
+
+/// Connects a stream socket to `path`, non-blocking and close-on-exec.
+func connectStream(_ path: String) throws(FocusSourceError) -> Int32 {
+    do {
+        let fd = try UnixSocketAddress(path: path).connect()
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+        return fd
+    } catch {
+        throw FocusSourceError(message: error.message)
+    }
+}
