@@ -6,7 +6,7 @@
 #     (which execute the service and the agent from usr/libexec/kbd-commandd), each with
 #     an empty environment and, as root, the Swift toolchain hidden (a tmpfs over its
 #     folder in a private mount namespace); ldd names no toolchain library;
-#   - systemd-analyze verify of the system and user units (ExecStart pointed into the
+#   - systemd-analyze verify of the system and user units (ExecStart and ExecReload pointed into the
 #     scratch root, Documentation= man pages looked up there);
 #   - the udev rule: `udevadm verify` where udev has it (v253+), else parsed by
 #     `udevadm test` from /run/udev/rules.d in a private mount namespace (a parse error is
@@ -86,7 +86,7 @@ out="$(bare "$R/usr/bin/kbd-commandd" agent --help 2>&1)" && grep -q "USAGE: kbd
 if command -v systemd-analyze >/dev/null; then
     U="$R/units"; mkdir -p "$U"
     for unit in system/kbd-commandd.service user/kbd-commandd-agent.service; do
-        sed "s|/usr/libexec/kbd-commandd/|$R/usr/libexec/kbd-commandd/|g" "$R/usr/lib/systemd/$unit" > "$U/$(basename "$unit")"
+        sed -e "s|/usr/libexec/kbd-commandd/|$R/usr/libexec/kbd-commandd/|g" -e "s|/usr/bin/kbd-commandd |$R/usr/bin/kbd-commandd |g" "$R/usr/lib/systemd/$unit" > "$U/$(basename "$unit")"
     done
     out="$(MANPATH="$R/usr/share/man" systemd-analyze verify "$U/kbd-commandd.service" 2>&1)" && [ -z "$out" ] \
         && ok "systemd-analyze verify kbd-commandd.service (and its man: documentation)" || bad "systemd-analyze verify kbd-commandd.service: $out"
