@@ -62,32 +62,9 @@ extension CommandsCommand {
     /// `--active`: the service's `list_commands`, as text (the chain, text input, the
     /// commands by scope in chain order) or as the reply's JSON.
     func runActive() throws {
-        let environment = ProcessEnvironment.current()
-        guard let path = socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }) else {
-            throw report(CLIFailure(message: "no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)", code: ExitStatus.noInput))
-        }
-        let fd = try connectUnix(path)
-        defer { close(fd) }
-        if let refusal = WatchCommand.untrustedServer(fd, path: path) { throw report(CLIFailure(message: refusal, code: ExitStatus.failure)) }
-        guard writeAll(fd, #"{"request":"list_commands"}"# + "\n") else {
-            throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure))
-        }
-        let lines = LineBuffer(maxLineBytes: WatchCommand.maxLineBytes)
-        var reply: JSONObject?
-        reading: while reply == nil {
-            switch lines.read(from: fd, budget: 64 * 1024) {
-            case .bytes, .again: break
-            case .eof, .error: break reading
-            }
-            switch lines.nextLine() {
-            case .line(let bytes): reply = (try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)))?.objectValue
-                if reply == nil { break reading }
-            case .none: continue reading
-            case .tooLong: break reading
-            }
-        }
-        guard let reply, reply["ok"] == .bool(true) else {
-            throw report(CLIFailure(message: "\(path.escapingControlCharacters): no list_commands reply from the service", code: ExitStatus.failure))
+        let reply = try askService(#"{"request":"list_commands"}"#, socket: socket)
+        guard reply["ok"] == .bool(true) else {
+            throw report(CLIFailure(message: "the service refused list_commands: \(reply["error"]?.stringValue ?? "no reason given")", code: ExitStatus.failure))
         }
         let stdout = FileOutput.standardOutput()
         if format == .json {

@@ -29,35 +29,7 @@ struct ReloadCommand: ParsableCommand {
     var socket: String?
 
     func run() throws {
-        let environment = ProcessEnvironment.current()
-        guard let path = socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }) else {
-            throw report(CLIFailure(message: "no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)", code: ExitStatus.noInput))
-        }
-        let fd = try connectUnix(path)
-        defer { close(fd) }
-        if let refusal = WatchCommand.untrustedServer(fd, path: path) { throw report(CLIFailure(message: refusal, code: ExitStatus.failure)) }
-        guard writeAll(fd, #"{"request":"reload"}"# + "\n") else {
-            throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure))
-        }
-        let lines = LineBuffer(maxLineBytes: WatchCommand.maxLineBytes)
-        var reply: JSONObject?
-        reading: while reply == nil {
-            switch lines.read(from: fd, budget: 64 * 1024) {
-            case .bytes, .again: break
-            case .eof: break reading
-            case .error(let e):
-                throw report(CLIFailure(message: "\(path.escapingControlCharacters): read: \(SystemError(operation: "read", errno: e).message)", code: ExitStatus.failure))
-            }
-            if case .line(let bytes) = lines.nextLine() {
-                guard case .object(let o)? = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)) else {
-                    throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line that is not a JSON object; not a kbd-commandd server", code: ExitStatus.failure))
-                }
-                reply = o
-            }
-        }
-        guard let reply else {
-            throw report(CLIFailure(message: "\(path.escapingControlCharacters): the service closed the connection without a reply", code: ExitStatus.failure))
-        }
+        let reply = try askService(#"{"request":"reload"}"#, socket: socket)
         let count = reply["commands"].flatMap { if case .number(let n) = $0 { Int(n) } else { nil } }
         if reply["ok"] == .bool(true) {
             let stdout = FileOutput.standardOutput()

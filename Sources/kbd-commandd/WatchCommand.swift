@@ -199,6 +199,41 @@ struct WatchCommand: ParsableCommand {
     }
 }
 
+/// One request to the running service and its reply (`reload`, `commands --active`): the
+/// default socket as for `watch`, the server checked as `watch` checks it, one bounded line back.
+func askService(_ request: String, socket: String?) throws -> JSONObject {
+    let environment = ProcessEnvironment.current()
+    guard let path = socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }) else {
+        throw report(CLIFailure(message: "no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)", code: ExitStatus.noInput))
+    }
+    let fd = try connectUnix(path)
+    defer { close(fd) }
+    if let refusal = WatchCommand.untrustedServer(fd, path: path) { throw report(CLIFailure(message: refusal, code: ExitStatus.failure)) }
+    guard writeAll(fd, request + "\n") else {
+        throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure))
+    }
+    let lines = LineBuffer(maxLineBytes: WatchCommand.maxLineBytes)
+    while true {
+        switch lines.read(from: fd, budget: 64 * 1024) {
+        case .bytes, .again: break
+        case .eof:
+            throw report(CLIFailure(message: "\(path.escapingControlCharacters): the service closed the connection without a reply", code: ExitStatus.failure))
+        case .error(let e):
+            throw report(CLIFailure(message: "\(path.escapingControlCharacters): read: \(SystemError(operation: "read", errno: e).message)", code: ExitStatus.failure))
+        }
+        switch lines.nextLine() {
+        case .none: continue
+        case .tooLong:
+            throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line longer than \(WatchCommand.maxLineBytes >> 20) MiB; not a kbd-commandd server", code: ExitStatus.failure))
+        case .line(let bytes):
+            guard case .object(let o)? = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)) else {
+                throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line that is not a JSON object; not a kbd-commandd server", code: ExitStatus.failure))
+            }
+            return o
+        }
+    }
+}
+
 /// Connects to the control socket.
 func connectUnix(_ path: String, quiet: Bool = false) throws -> Int32 {
     do {
