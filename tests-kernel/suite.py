@@ -138,7 +138,8 @@ waitfor /MARKER-save/ 5s
           "sleep 1.5; echo WATCHING; wait") % (daemon_cmd(binary), AS_USER, binary)
     i = run_vm("hotplug", keys, sh, files)
     out = i["out"]
-    lines = [l for l in out.splitlines() if l.startswith('{"event"')]
+    # Changes only: watch first prints the state at subscription (events marked "current").
+    lines = [l for l in out.splitlines() if l.startswith('{"event"') and '"current":true' not in l]
     kinds = [re.match(r'\{"event":"(\w+)"', l).group(1) for l in lines]
     pickup = -1.0
     try:

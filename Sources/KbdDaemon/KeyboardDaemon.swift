@@ -90,6 +90,11 @@ public final class KeyboardDaemon {
     /// Every node seen, with its verdict or why it could not be opened.
     public private(set) var known: [String: DeviceRecord] = [:]
     private var nextDevice = 1
+    /// Hotplugged nodes still unreadable after udev changed them, with when to say so: udev
+    /// makes several changes (owner, mode, then the rule's ACL), so one refusal in between
+    /// is no verdict; still refused after `accessGraceMilliseconds`, the node is named.
+    private var accessChecks: [String: EventTime] = [:]
+    static let accessGraceMilliseconds = 2000
     private var externals: [UInt64: (Int32, () -> Void)] = [:]
     /// Scopes and text input as each client set them, most recent last: for the system
     /// table the last setter wins, and a client's claim leaves with it (D15). A client's own
@@ -204,6 +209,7 @@ public final class KeyboardDaemon {
         var deadline = pipeline.nextDeadline
         if let r = runner.nextDeadline, deadline == nil || r < deadline! { deadline = r }
         if let r = control?.acceptRetryAt, deadline == nil || r < deadline! { deadline = r }
+        if let r = accessChecks.values.min(), deadline == nil || r < deadline! { deadline = r }
         // Clients with request lines still buffered are served in the next turn, after devices.
         if control?.backlog.isEmpty == false { deadline = clock() }
         if let deadline {
@@ -221,6 +227,7 @@ public final class KeyboardDaemon {
             publish()
         }
         if let r = runner.nextDeadline, r <= clock() { runner.advance(to: clock()) }
+        if !accessChecks.isEmpty { reportUnreadable(at: clock()) }
         if let control {
             if let r = control.acceptRetryAt, r <= clock() { control.resumeAccepting() }
             for fd in control.backlog where !ready.contains(where: { $0.token == Token.clients | UInt64(UInt32(bitPattern: fd)) }) {
@@ -259,12 +266,13 @@ public final class KeyboardDaemon {
             let retried = known[path]?.error != nil
             known[path] = DeviceRow(path: path, name: "", error: error.message, reportsOpen: true)
             if error.errno == EACCES || error.errno == EPERM {
-                if retried { logger.warning("cannot open \(path): \(error.message); \(unreadableNodes) input nodes not readable. \(Self.accessFix)") }
+                if retried, accessChecks[path] == nil { accessChecks[path] = clock().adding(milliseconds: Self.accessGraceMilliseconds) }
             } else if error.errno != ENOENT && error.errno != ENODEV {
                 logger.warning("cannot open \(path): \(error.message)")
             }
             return
         }
+        accessChecks[path] = nil
         let verdict = pipeline.classify(device.description)
         known[path] = DeviceRow(path: path, name: device.description.name, verdict: verdict, reportsOpen: true)
         guard verdict.isKept else {
@@ -337,11 +345,21 @@ public final class KeyboardDaemon {
         publish()
     }
 
+    /// Names the hotplugged nodes that stayed unreadable past the grace time.
+    private func reportUnreadable(at now: EventTime) {
+        for (path, due) in accessChecks.sorted(by: { $0.key < $1.key }) where due <= now {
+            accessChecks[path] = nil
+            guard let error = known[path]?.error else { continue }
+            logger.warning("cannot open \(path): \(error); \(unreadableNodes) input nodes not readable. \(Self.accessFix)")
+        }
+    }
+
     private func hotplug() {
         let (added, removed) = source.readHotplug()
         for path in removed {
             if let id = byPath[path] { closeDevice(id, reason: "node removed") }
             known[path] = nil
+            accessChecks[path] = nil
         }
         for path in added where byPath[path] == nil { openDevice(path) }
     }
