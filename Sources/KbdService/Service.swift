@@ -51,14 +51,18 @@ func maxClients(_ wanted: Int, logger: Logger) -> Int {
 /// with xkbcommon's reasons, at the config's `[keymap]` line when the names came from there.
 public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String]) throws -> XkbKeymap {
     let resolved = KeymapNames.resolve(commandLine: commandLine, config: config.keymap, environment: environment)
-    if let list = XkbRulesList.load(rules: resolved.rules) {
+    // Only what the environment decides (nothing above it names that field).
+    let e = KeymapNames.fromEnvironment(environment), c = config.keymap
+    let layoutAbove = commandLine.layout != nil || c.layout != nil
+    let env = KeymapNames(
+        rules: nil, model: commandLine.model ?? c.model == nil ? e.model : nil, layout: layoutAbove ? nil : e.layout,
+        variant: layoutAbove ? nil : e.variant, options: commandLine.options ?? c.options == nil ? e.options : nil)
+    // The rules' list is read only when there is a name to check (reading it costs the
+    // resident service about half a megabyte of heap it keeps).
+    let named = [commandLine.model, commandLine.layout, commandLine.variant, commandLine.options,
+                 env.model, env.layout, env.variant, env.options].contains { $0 != nil }
+    if named, let list = XkbRulesList.load(rules: resolved.rules) {
         var problems = list.problems(commandLine).map { "--\($0.field): \($0.message)" }
-        // Only what the environment decides (nothing above it names that field).
-        let e = KeymapNames.fromEnvironment(environment), c = config.keymap
-        let layoutAbove = commandLine.layout != nil || c.layout != nil
-        let env = KeymapNames(
-            rules: nil, model: commandLine.model ?? c.model == nil ? e.model : nil, layout: layoutAbove ? nil : e.layout,
-            variant: layoutAbove ? nil : e.variant, options: commandLine.options ?? c.options == nil ? e.options : nil)
         problems += list.problems(env).map { "XKB_DEFAULT_\($0.field == "options" ? "OPTIONS" : $0.field.uppercased()): \($0.message)" }
         if !problems.isEmpty { throw KeymapError(message: problems.joined(separator: "\n")) }
     }
