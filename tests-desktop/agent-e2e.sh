@@ -18,16 +18,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 export SESSION_DIR=/tmp/kbd-desktop-agent-e2e
 . "$here/lib.sh"
 bin=$(cd "${1:-$here/../.build/debug}" && pwd)
-[ "$(id -u)" = 0 ] || die "run as root (the session runs as $KBD_USER)"
-for b in kbd-commandd-daemon kbd-commandd-agent; do [ -x "$bin/$b" ] || die "$bin/$b is not built"; done
+need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
 
 work=/tmp/kbd-agent-e2e
-passed=0
-failed=0
-check() {
-    local name=$1; shift
-    if "$@"; then passed=$((passed + 1)); echo "ok: $name"; else failed=$((failed + 1)); echo "FAILED: $name"; fi
-}
 
 service_pid=
 other_pid=

@@ -6,7 +6,11 @@
 # (ctrl-alt-t.evemu). VmRSS of the agent: connected and registered before any keyboard,
 # 2.5 s after the attach (the keyboard switched off, the bound command run), and 3 s
 # after the detach (the keyboard back). Also whether the agent maps libsystemd or GIO
-# (its bus and GSettings calls run in child processes, so it should map neither).
+# (its bus and GSettings calls run in child processes, so it should map neither), and the
+# text-input watch, the agent's one long-lived child ([text_input] source = "auto": KWin's
+# property in the KWin session, the accessibility bus elsewhere): its VmRSS and its PSS
+# (its pages shared with the agent, copy-on-write after the fork, count once), after the
+# keyboard left.
 #
 #   tests-desktop/agent-memory.sh [BUILD_DIR]     (root; setup-host.sh first; a release
 #                                                  build measures what users run)
@@ -16,8 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 export SESSION_DIR=/tmp/kbd-desktop-agent-memory
 . "$here/lib.sh"
 bin=$(cd "${1:-$here/../.build/release}" && pwd)
-[ "$(id -u)" = 0 ] || die "run as root (the session runs as $KBD_USER)"
-for b in kbd-commandd-daemon kbd-commandd-agent; do [ -x "$bin/$b" ] || die "$bin/$b is not built"; done
+need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
 work=/tmp/kbd-agent-memory
 
 agent= service=
@@ -30,8 +33,9 @@ cleanup() {
 trap cleanup EXIT
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
 
-echo "| backend | before a keyboard | keyboard present | after it left | libsystemd / GIO mapped |"
-echo "|---|---|---|---|---|"
+pss() { awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
+echo "| backend | before a keyboard | keyboard present | after it left | libsystemd / GIO mapped | text-input watch RSS / PSS |"
+echo "|---|---|---|---|---|---|"
 for backend in ${BACKENDS:-none wvkbd squeekboard kwin gnome}; do
     rm -rf "$work"; mkdir -p "$work"; chmod 755 "$work"; printf '' > "$work/system.toml"
     case $backend in
@@ -65,7 +69,10 @@ for backend in ${BACKENDS:-none wvkbd squeekboard kwin gnome}; do
     sleep 3
     after=$(rss "$agent")
     mapped=$(grep -c 'libsystemd\|libgio' "/proc/$agent/maps" 2>/dev/null)
-    echo "| $backend | $before KiB | $present KiB | $after KiB | $([ "${mapped:-0}" = 0 ] && echo no || echo "yes ($mapped mappings)") |"
+    watch=$(pgrep -P "$agent" | head -1)
+    watch_mem="none"
+    [ -n "$watch" ] && watch_mem="$(rss "$watch") / $(pss "$watch") KiB"
+    echo "| $backend | $before KiB | $present KiB | $after KiB | $([ "${mapped:-0}" = 0 ] && echo no || echo "yes ($mapped mappings)") | $watch_mem |"
     cleanup
 done
 rm -rf "$work"

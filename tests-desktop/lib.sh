@@ -113,3 +113,20 @@ sys.exit(0 if r.unpack()[0] else 1)
 
 # screenshot_ppm: the whole output as binary PPM on stdout.
 screenshot_ppm() { as_user grim -t ppm -; }
+
+# need_root_and_binaries DIR NAME…: the harness runs as root (the session as KBD_USER),
+# with DIR/NAME built for every NAME.
+need_root_and_binaries() {
+    local dir=$1; shift
+    [ "$(id -u)" = 0 ] || die "run as root (the session runs as $KBD_USER)"
+    local b
+    for b in "$@"; do [ -x "$dir/$b" ] || die "$dir/$b is not built"; done
+}
+
+# check NAME CMD…: runs CMD; counts and prints "ok: NAME" or "FAILED: NAME".
+passed=0
+failed=0
+check() {
+    local name=$1; shift
+    if "$@"; then passed=$((passed + 1)); echo "ok: $name"; else failed=$((failed + 1)); echo "FAILED: $name"; fi
+}

@@ -25,16 +25,9 @@ bin=$(cd "${1:-$here/../.build/debug}" && pwd)
 shift || true
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(sway i3 ewmh)
-[ "$(id -u)" = 0 ] || die "run as root (the session runs as $KBD_USER)"
-for b in kbd-commandd-daemon kbd-commandd-agent; do [ -x "$bin/$b" ] || die "$bin/$b is not built"; done
+need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
 
 work=/tmp/kbd-scopes-e2e
-passed=0
-failed=0
-check() {
-    local name=$1; shift
-    if "$@"; then passed=$((passed + 1)); echo "ok: $name"; else failed=$((failed + 1)); echo "FAILED: $name"; fi
-}
 
 service_pid=
 cleanup() {

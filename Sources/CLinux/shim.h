@@ -63,4 +63,6 @@ static inline int kbd_timerfd_arm(int fd, long long usec) {
 #include <sys/prctl.h>
 /* Not dumpable: no core dumps (which would hold typed keys) and no ptrace by the same uid. */
 static inline int kbd_disable_core_dumps(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+/* The signal a child gets when its parent dies (a helper process that must not outlive the agent). */
+static inline int kbd_prctl_pdeathsig(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
 #endif

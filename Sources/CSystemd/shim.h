@@ -10,6 +10,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
 
 struct kbd_sd_bus {
     int (*open_user)(sd_bus **);
@@ -21,6 +23,22 @@ struct kbd_sd_bus {
     int (*set_property)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, const char *, ...);
     int (*message_read)(sd_bus_message *, const char *, ...);
     sd_bus_message *(*message_unref)(sd_bus_message *);
+    /* A connection to a bus by address (the accessibility bus) and its signals. */
+    int (*bus_new)(sd_bus **);
+    int (*set_address)(sd_bus *, const char *);
+    int (*set_bus_client)(sd_bus *, int);
+    int (*start)(sd_bus *);
+    int (*add_match)(sd_bus *, sd_bus_slot **, const char *, sd_bus_message_handler_t, void *);
+    int (*process)(sd_bus *, sd_bus_message **);
+    int (*wait)(sd_bus *, uint64_t);
+    int (*message_is_signal)(sd_bus_message *, const char *, const char *);
+    const char *(*message_get_sender)(sd_bus_message *);
+    const char *(*message_get_path)(sd_bus_message *);
+    const char *(*message_get_interface)(sd_bus_message *);
+    const char *(*message_get_member)(sd_bus_message *);
+    const char *(*message_get_signature)(sd_bus_message *, int);
+    int (*message_read_array)(sd_bus_message *, char, const void **, size_t *);
+    int (*message_enter_container)(sd_bus_message *, char, const char *);
 };
 
 /* Loads libsystemd once; 0 on success, -ENOENT when it is not installed. */
@@ -37,6 +55,27 @@ static inline int kbd_sd_bus_load(struct kbd_sd_bus *f) {
     f->set_property = (int (*)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, const char *, ...))dlsym(lib, "sd_bus_set_property");
     f->message_read = (int (*)(sd_bus_message *, const char *, ...))dlsym(lib, "sd_bus_message_read");
     f->message_unref = (sd_bus_message *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_unref");
+    f->bus_new = (int (*)(sd_bus **))dlsym(lib, "sd_bus_new");
+    f->set_address = (int (*)(sd_bus *, const char *))dlsym(lib, "sd_bus_set_address");
+    f->set_bus_client = (int (*)(sd_bus *, int))dlsym(lib, "sd_bus_set_bus_client");
+    f->start = (int (*)(sd_bus *))dlsym(lib, "sd_bus_start");
+    f->add_match = (int (*)(sd_bus *, sd_bus_slot **, const char *, sd_bus_message_handler_t, void *))dlsym(lib, "sd_bus_add_match");
+    f->process = (int (*)(sd_bus *, sd_bus_message **))dlsym(lib, "sd_bus_process");
+    f->wait = (int (*)(sd_bus *, uint64_t))dlsym(lib, "sd_bus_wait");
+    f->message_is_signal = (int (*)(sd_bus_message *, const char *, const char *))dlsym(lib, "sd_bus_message_is_signal");
+    f->message_get_sender = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_sender");
+    f->message_get_path = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_path");
+    f->message_get_interface = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_interface");
+    f->message_get_member = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_member");
+    f->message_get_signature = (const char *(*)(sd_bus_message *, int))dlsym(lib, "sd_bus_message_get_signature");
+    f->message_read_array = (int (*)(sd_bus_message *, char, const void **, size_t *))dlsym(lib, "sd_bus_message_read_array");
+    f->message_enter_container = (int (*)(sd_bus_message *, char, const char *))dlsym(lib, "sd_bus_message_enter_container");
+    if (!f->message_enter_container || !f->bus_new || !f->set_address || !f->set_bus_client || !f->start || !f->add_match || !f->process || !f->wait ||
+        !f->message_is_signal || !f->message_get_sender || !f->message_get_path || !f->message_read_array ||
+        !f->message_get_interface || !f->message_get_member || !f->message_get_signature) {
+        f->open_user = 0;
+        return -ENOSYS;
+    }
     if (!f->open_user || !f->set_method_call_timeout || !f->flush_close_unref || !f->error_free || !f->call_method ||
         !f->get_property_trivial || !f->set_property || !f->message_read || !f->message_unref) {
         f->open_user = 0;
@@ -72,5 +111,151 @@ static inline int kbd_bus_name_has_owner(const struct kbd_sd_bus *f, sd_bus *bus
     r = f->message_read(reply, "b", has);
     f->message_unref(reply);
     return r;
+}
+
+/* A method without arguments whose reply is one string, copied into out (truncated to size). */
+static inline int kbd_bus_call_string(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                      const char *member, char *out, size_t size, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    const char *value = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "");
+    if (r < 0) return r;
+    r = f->message_read(reply, "s", &value);
+    if (r >= 0 && size > 0) {
+        size_t n = strlen(value);
+        if (n >= size) n = size - 1;
+        memcpy(out, value, n);
+        out[n] = 0;
+    }
+    f->message_unref(reply);
+    return r;
+}
+
+/* A method with one string argument and no reply value. */
+static inline int kbd_bus_call_string_arg(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                          const char *member, const char *value, sd_bus_error *error) {
+    return f->call_method(bus, dest, path, iface, member, error, NULL, "s", value);
+}
+
+/* A method without arguments whose reply is one uint32. */
+static inline int kbd_bus_call_uint32(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                      const char *member, uint32_t *out, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "");
+    if (r < 0) return r;
+    r = f->message_read(reply, "u", out);
+    f->message_unref(reply);
+    return r;
+}
+
+/* A method without arguments whose reply is an array of uint32 (AT-SPI's state set):
+ * up to max words into out, their count in *count. */
+static inline int kbd_bus_call_uint32_array(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                            const char *member, uint32_t *out, size_t max, size_t *count, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    const void *words = NULL;
+    size_t bytes = 0;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "");
+    if (r < 0) return r;
+    r = f->message_read_array(reply, 'u', &words, &bytes);
+    if (r >= 0) {
+        size_t n = bytes / sizeof(uint32_t);
+        if (n > max) n = max;
+        if (n) memcpy(out, words, n * sizeof(uint32_t));
+        *count = n;
+    }
+    f->message_unref(reply);
+    return r;
+}
+
+/* Connects to the message bus at address (as a client that says Hello). */
+static inline int kbd_bus_open_address(const struct kbd_sd_bus *f, const char *address, sd_bus **out) {
+    sd_bus *bus = NULL;
+    int r = f->bus_new(&bus);
+    if (r < 0) return r;
+    if ((r = f->set_address(bus, address)) < 0 || (r = f->set_bus_client(bus, 1)) < 0 || (r = f->start(bus)) < 0) {
+        f->flush_close_unref(bus);
+        return r;
+    }
+    *out = bus;
+    return 0;
+}
+
+/* Asks the bus for the signals that match rule; they come out of kbd_bus_next_message. */
+static inline int kbd_bus_add_match(const struct kbd_sd_bus *f, sd_bus *bus, const char *rule) {
+    return f->add_match(bus, NULL, rule, NULL, NULL);
+}
+
+/* The next incoming message not consumed by sd-bus itself, waiting as long as it takes
+ * (no timeout: nothing wakes up while nothing arrives). 1 with *out (the caller unrefs
+ * it), or a negative errno when the connection ended. */
+static inline int kbd_bus_next_message(const struct kbd_sd_bus *f, sd_bus *bus, sd_bus_message **out) {
+    for (;;) {
+        sd_bus_message *m = NULL;
+        int r = f->process(bus, &m);
+        if (r < 0) return r;
+        if (m) { *out = m; return 1; }
+        if (r > 0) continue;
+        r = f->wait(bus, UINT64_MAX);
+        if (r < 0 && r != -EINTR) return r;
+    }
+}
+
+/* Reads a reply of AT-SPI object references, a(so), into out as "name path\n" lines
+ * (as many as fit in size, NUL-terminated); unrefs the reply. */
+static inline int kbd_bus_read_objects(const struct kbd_sd_bus *f, sd_bus_message *reply, char *out, size_t size) {
+    size_t used = 0;
+    if (size) out[0] = 0;
+    int r = f->message_enter_container(reply, 'a', "(so)");
+    while (r > 0) {
+        const char *name = NULL, *path = NULL;
+        r = f->message_read(reply, "(so)", &name, &path);
+        if (r <= 0) break;
+        size_t need = strlen(name) + strlen(path) + 2;
+        if (used + need + 1 > size) break;
+        memcpy(out + used, name, strlen(name)); used += strlen(name);
+        out[used++] = ' ';
+        memcpy(out + used, path, strlen(path)); used += strlen(path);
+        out[used++] = '\n';
+        out[used] = 0;
+    }
+    f->message_unref(reply);
+    return r < 0 ? r : 0;
+}
+
+/* A method without arguments that answers a(so) (AT-SPI's GetChildren). */
+static inline int kbd_bus_call_objects(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                       const char *member, char *out, size_t size, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "");
+    if (r < 0) return r;
+    return kbd_bus_read_objects(f, reply, out, size);
+}
+
+/* What a signal says, as far as the agent's watchers read it (pointers into the message:
+ * valid until it is unreferenced). */
+struct kbd_bus_signal_fields {
+    const char *interface, *member, *sender, *path;
+    const char *detail;      /* the first argument when it is a string */
+    int32_t detail1;         /* AT-SPI events (signature s i i v a{sv}): detail1 */
+    const char *new_owner;   /* NameOwnerChanged (s s s): the new owner */
+};
+
+/* Reads a signal's header and first arguments; 1 when m is a signal, 0 when not. */
+static inline int kbd_bus_read_signal(const struct kbd_sd_bus *f, sd_bus_message *m, struct kbd_bus_signal_fields *out) {
+    if (f->message_is_signal(m, NULL, NULL) <= 0) return 0;
+    out->interface = f->message_get_interface(m);
+    out->member = f->message_get_member(m);
+    out->sender = f->message_get_sender(m);
+    out->path = f->message_get_path(m);
+    const char *sig = f->message_get_signature(m, 1);
+    if (sig && strncmp(sig, "sii", 3) == 0) {
+        int32_t detail2 = 0;
+        if (f->message_read(m, "sii", &out->detail, &out->detail1, &detail2) < 0) out->detail = NULL;
+    } else if (sig && strcmp(sig, "sss") == 0) {
+        const char *old_owner = NULL;
+        if (f->message_read(m, "sss", &out->detail, &old_owner, &out->new_owner) < 0) out->detail = NULL;
+    }
+    return 1;
 }
 #endif

@@ -66,6 +66,7 @@ final class AgentLoop {
         static let config: UInt64 = 3
         static let timer: UInt64 = 4
         static let focus: UInt64 = 5
+        static let textInput: UInt64 = 6
         static let outputs: UInt64 = 1 << 32
         static let processes: UInt64 = 2 << 32
     }
@@ -88,6 +89,11 @@ final class AgentLoop {
     /// Where the focused window comes from (nil: no desktop interface found).
     private var focus: (any FocusSource)?
     private var focused: FocusedWindow?
+    /// Where "a text field has the focus" comes from (nil: `[text_input] source = "none"`,
+    /// or the source ended), the source it runs, and what it said last (nil: nothing yet).
+    private var textWatch: TextInputWatch?
+    private var textWatchSource: TextInputSource?
+    private var desktopTextInput: Bool?
     /// What the service has from this agent since it connected (nil: nothing sent yet).
     private var sentScopes: [String]?
     private var sentTextInput: Bool?
@@ -115,6 +121,7 @@ final class AgentLoop {
         watchConfigDirectory()
         loadConfig()
         openFocusSource(environment: environment)
+        startTextInputWatch()
         connect()
     }
 
@@ -134,6 +141,7 @@ final class AgentLoop {
             if let r = runner.nextDeadline, r <= monotonicNow() { runner.advance(to: monotonicNow()) }
         }
         osk.restore()
+        stopTextInputWatch()
         runner.stopAll()
         logger.info("stopped")
     }
@@ -149,6 +157,7 @@ final class AgentLoop {
             case Token.signals: handleSignals()
             case Token.config: configChanged()
             case Token.focus: readFocus()
+            case Token.textInput: readTextInput()
             case Token.timer:
                 var expirations: UInt64 = 0
                 _ = read(timer, &expirations, 8)
@@ -219,6 +228,7 @@ final class AgentLoop {
     private func reload() {
         guard loadConfig() else { return }
         register()
+        startTextInputWatch()
         applyFocus()
     }
 
@@ -391,12 +401,13 @@ final class AgentLoop {
         applyFocus()
     }
 
-    /// Sends the scopes (and the text-input fallback of `[scopes]`) for the focused window
-    /// when they differ from what the service has. Logged without the window's title.
+    /// Sends the scopes for the focused window and whether text input is on (what the
+    /// desktop says of the focused widget, unless `[scopes]` marks the app) when they differ
+    /// from what the service has. Logged without the window's title.
     private func applyFocus() {
-        guard socket >= 0, focus != nil || sentScopes != nil else { return }
-        let active = (config?.scopes ?? ScopeMap()).resolve(app: focused?.app, title: focused?.title)
-        if active.scopes != sentScopes {
+        guard socket >= 0 else { return }
+        let active = (config?.scopes ?? ScopeMap()).resolve(app: focused?.app, title: focused?.title, desktopTextInput: desktopTextInput)
+        if focus != nil || sentScopes != nil, active.scopes != sentScopes {
             let request = JSONObject([("request", .string("set_scopes")), ("scopes", .array(active.scopes.map { .string($0) }))])
             send(JSONValue.object(request).serialized())
             sentScopes = active.scopes
@@ -406,7 +417,56 @@ final class AgentLoop {
         if active.textInput != (sentTextInput ?? false) {
             send(#"{"request":"set_text_input","active":\#(active.textInput)}"#)
             sentTextInput = active.textInput
+            logger.debug("text input \(active.textInput ? "on" : "off")")
         }
+    }
+
+    // MARK: - Text input
+
+    /// (Re)starts the text-input watch when `[text_input] source` changed (or at start).
+    private func startTextInputWatch() {
+        let source = config?.textInputSource ?? .auto
+        guard source != textWatchSource else { return }
+        stopTextInputWatch()
+        textWatchSource = source
+        guard source != .none else {
+            logger.info("text input: only the [scopes] entries marked text_input (source = \"none\")")
+            return
+        }
+        do {
+            let watch = try TextInputWatch(source: source)
+            try epoll.add(watch.fd, token: Token.textInput)
+            textWatch = watch
+        } catch {
+            logger.warning("text input: cannot start the watch: \(error)")
+        }
+    }
+
+    private func stopTextInputWatch() {
+        if let watch = textWatch { epoll.remove(watch.fd) }
+        textWatch = nil
+        desktopTextInput = nil
+    }
+
+    private func readTextInput() {
+        guard let watch = textWatch else { return }
+        let (lines, ended) = watch.read()
+        var failure: String?
+        for line in lines {
+            switch line {
+            case .source(let name): logger.info("text input: follows \(name)")
+            case .textInput(let on): desktopTextInput = on
+            case .warning(let message): logger.warning("text input: \(message)")
+            case .error(let message): failure = message
+            }
+        }
+        if ended {
+            logger.warning("text input: \(failure ?? "the watch ended"); only the [scopes] entries marked text_input set it")
+            epoll.remove(watch.fd)
+            textWatch = nil
+            desktopTextInput = nil
+        }
+        applyFocus()
     }
 
     private func presence(_ present: Bool) {

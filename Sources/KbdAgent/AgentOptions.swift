@@ -67,7 +67,10 @@ public struct AgentOptions: Equatable, Sendable {
         backend: auto, squeekboard, kwin, gnome, wvkbd or none) and puts back what was there when
         it leaves. Scopes follow the focused window: it reads the focus from sway or i3
         (IPC), Hyprland or an EWMH window manager on X11 and sets the scopes [scopes]
-        maps that app to (else its app id). It reconnects when the service restarts. SIGHUP or saving the config
+        maps that app to (else its app id). Text input follows the desktop ([text_input]
+        source: auto, kwin, accessibility or none): while a text field has the focus (KWin's
+        activeClientSupportsTextInput, or AT-SPI focus events on the accessibility bus), chords
+        that would type, such as Shift+T, do not fire. It reconnects when the service restarts. SIGHUP or saving the config
         reloads it (a bad one is logged with file:line and the old table kept).
 
         Example:

@@ -22,6 +22,8 @@ public struct Config: Sendable {
     public var presence: PresencePolicy = .auto
     /// `[scopes]`: the scopes the session agent activates for the focused window.
     public var scopes: ScopeMap
+    /// `[text_input] source`: where the session agent learns that a text field has the focus.
+    public var textInputSource: TextInputSource = .auto
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {

@@ -64,7 +64,7 @@ public struct ConfigFiles: Sendable, Equatable, CustomStringConvertible {
 
 extension ConfigLoader {
     /// Loads the main file and the drop-ins and merges them: `[[command]]` tables are added in
-    /// file order; a key of `[keymap]`, `[settings]`, `[devices]` or `[osk]`, or a whole
+    /// file order; a key of `[keymap]`, `[settings]`, `[devices]`, `[osk]`, `[scopes]` or `[text_input]`, or a whole
     /// `[geometry]`, may be set in one file only (a second one is an error naming both places).
     /// Duplicate ids and chord conflicts across files name both file:line. Every problem of
     /// every file is reported in one error.
@@ -92,7 +92,7 @@ extension ConfigLoader {
         // A key set in two files.
         var firstSet: [String: SourceLocation] = [:]
         for part in parts {
-            for section in ["keymap", "settings", "devices", "osk", "scopes"] {
+            for section in ["keymap", "settings", "devices", "osk", "scopes", "text_input"] {
                 guard case .table(let t)? = part.root[section] else { continue }
                 for e in t.entries {
                     let name = "\(section).\(e.key)"
@@ -122,6 +122,7 @@ extension ConfigLoader {
         var grabLocation: SourceLocation?
         var presence = PresencePolicy.auto
         var scopes = ScopeMap()
+        var textInputSource = TextInputSource.auto
         var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
         var commands: [Command] = []
         for part in parts {
@@ -143,6 +144,7 @@ extension ConfigLoader {
             if has("osk", "backend") { osk.backend = c.osk.backend }
             if has("osk", "on_present") { osk.onPresent = c.osk.onPresent }
             if has("osk", "on_absent") { osk.onAbsent = c.osk.onAbsent }
+            if has("text_input", "source") { textInputSource = c.textInputSource }
             if has("settings", "sequence_timeout_ms") { timeout = c.table.sequenceTimeoutMilliseconds }
             if let g = c.geometry { geometry = geometry ?? g }
             commands += c.table.commands
@@ -158,6 +160,7 @@ extension ConfigLoader {
                 config.keymapLocation = keymapLocation
                 config.grabLocation = grabLocation
                 config.presence = presence
+                config.textInputSource = textInputSource
                 return config
             }
         } catch {

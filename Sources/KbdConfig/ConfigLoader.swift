@@ -7,7 +7,7 @@ import KbdCommands
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
     static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -49,7 +49,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input]")
         }
 
         // [keymap]
@@ -179,6 +179,28 @@ public enum ConfigLoader {
             }
         }
 
+        // [text_input] (the session agent's)
+        var textInputSource = TextInputSource.auto
+        if let entry = root.entry("text_input") {
+            if case .table(let t) = entry.value {
+                for e in t.entries {
+                    switch e.key {
+                    case "source":
+                        if case .string(let name) = e.value, let s = TextInputSource(rawValue: name) {
+                            textInputSource = s
+                        } else {
+                            let names = TextInputSource.allCases.map(\.rawValue)
+                            let found = if case .string(let name) = e.value { "'\(name)'\(hint(name, names))" } else { e.value.kindDescription }
+                            problem(e.line, "text_input.source: expected one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")), found \(found)")
+                        }
+                    default: problem(e.line, "unknown key 'text_input.\(e.key)'\(hint(e.key, ["source"])); expected source")
+                    }
+                }
+            } else {
+                problem(entry.line, "text_input: expected a table ([text_input])")
+            }
+        }
+
         // [[command]]
         var commands: [Command] = []
         if let entry = root.entry("command") {
@@ -203,6 +225,7 @@ public enum ConfigLoader {
                 config.keymapLocation = keymapLocation
                 config.grabLocation = grabLocation
                 config.presence = presence
+                config.textInputSource = textInputSource
                 return config
             }
         } catch {

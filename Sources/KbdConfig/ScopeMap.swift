@@ -52,16 +52,18 @@ public struct ScopeMap: Sendable, Equatable {
 
     public init(apps: [String: App] = [:]) { self.apps = apps }
 
-    /// The scopes for a focused window; no window (nil app): none.
-    public func resolve(app: String?, title: String?) -> Active {
-        guard let app, !app.isEmpty else { return Active(scopes: [], textInput: false) }
-        guard let entry = apps[app] else { return Active(scopes: Self.clean([app]), textInput: false) }
+    /// The scopes for a focused window; no window (nil app): none. `desktopTextInput` is
+    /// what the desktop said of the focused widget (nil: it says nothing); an app's own
+    /// `text_input` overrides it.
+    public func resolve(app: String?, title: String?, desktopTextInput: Bool? = nil) -> Active {
+        guard let app, !app.isEmpty else { return Active(scopes: [], textInput: desktopTextInput ?? false) }
+        guard let entry = apps[app] else { return Active(scopes: Self.clean([app]), textInput: desktopTextInput ?? false) }
         var chain: [String] = []
         if let title, let match = entry.titles.first(where: { Self.glob($0.pattern, matches: title) }) {
             chain = match.scopes
         }
         chain += entry.scopes
-        return Active(scopes: Self.clean(chain), textInput: entry.textInput ?? false)
+        return Active(scopes: Self.clean(chain), textInput: entry.textInput ?? desktopTextInput ?? false)
     }
 
     /// Without duplicates and without `global`, which the router puts last.
@@ -95,4 +97,18 @@ public struct ScopeMap: Sendable, Equatable {
         while i < p.count && p[i] == "*" { i += 1 }
         return i == p.count
     }
+}
+
+/// `[text_input] source`: where the session agent learns whether the focused widget takes
+/// text (the text-input filter: plain Shift+letter chords do not fire while it does).
+public enum TextInputSource: String, Sendable, CaseIterable {
+    /// KWin's `activeClientSupportsTextInput` when KWin is on the session bus, else the
+    /// accessibility bus.
+    case auto
+    /// KDE: KWin's `org.kde.kwin.VirtualKeyboard` `activeClientSupportsTextInput`.
+    case kwin
+    /// AT-SPI focus events on the accessibility bus: a focused editable text or terminal.
+    case accessibility
+    /// Only the `[scopes]` entries marked `text_input`.
+    case none
 }

@@ -103,3 +103,72 @@ import Glibc
         }
     }
 }
+
+/// What the desktop says of the focused widget meets `[scopes]`: an app's own `text_input`
+/// wins, else the desktop's answer, else off.
+@Suite struct DesktopTextInputTests {
+    @Test(arguments: [
+        // (app, desktop says, text input)
+        ("foot", nil, true), ("foot", false, true),            // marked text_input = true
+        ("mpv", true, false), ("mpv", nil, false),             // marked text_input = false: never
+        ("gedit", true, true), ("gedit", false, false), ("gedit", nil, false),  // no entry: the desktop's
+        ("firefox", true, true),                               // an entry without text_input: the desktop's
+        (nil, true, true), (nil, nil, false),                  // no focus source (KWin on Wayland): the desktop's
+    ] as [(String?, Bool?, Bool)])
+    func appOverridesDesktop(_ app: String?, _ desktop: Bool?, _ textInput: Bool) throws {
+        let map = try ConfigLoader.parse("""
+            [scopes]
+            foot = { scopes = ["terminal"], text_input = true }
+            mpv = { scopes = ["video"], text_input = false }
+            firefox = ["browser"]
+            """, path: "u.toml").scopes
+        #expect(map.resolve(app: app, title: nil, desktopTextInput: desktop).textInput == textInput)
+    }
+
+    @Test(arguments: [
+        ("", TextInputSource.auto), ("[text_input]\nsource = \"kwin\"\n", .kwin),
+        ("[text_input]\nsource = \"accessibility\"\n", .accessibility), ("[text_input]\nsource = \"none\"\n", TextInputSource.none),
+    ])
+    func sourceParses(_ text: String, _ source: TextInputSource) throws {
+        #expect(try ConfigLoader.parse(text, path: "u.toml").textInputSource == source)
+    }
+
+    @Test(arguments: [
+        ("[text_input]\nsource = \"at-spi\"\n", "u.toml:2: text_input.source: expected one of \"auto\", \"kwin\", \"accessibility\", \"none\", found 'at-spi'"),
+        ("[text_input]\nsource = \"kwn\"\n", "u.toml:2: text_input.source: expected one of \"auto\", \"kwin\", \"accessibility\", \"none\", found 'kwn' (did you mean 'kwin'?)"),
+        ("[text_input]\nsource = true\n", "found a boolean"),
+        ("[text_input]\nsorce = \"kwin\"\n", "u.toml:2: unknown key 'text_input.sorce' (did you mean 'source'?); expected source"),
+        ("text_input = \"kwin\"\n", "u.toml:1: text_input: expected a table ([text_input])"),
+        ("[text_imput]\n", "unknown section 'text_imput' (did you mean 'text_input'?)"),
+    ])
+    func mistakesNameTheLine(_ text: String, _ message: String) {
+        do {
+            _ = try ConfigLoader.parse(text, path: "u.toml")
+            Issue.record("loaded: \(text)")
+        } catch {
+            #expect(error.description.contains(message), "\(error.description)")
+        }
+    }
+
+    @Test func sourceFromADropInAndTwiceNamesBothPlaces() throws {
+        var template = Array("/tmp/kbd-text-input-files-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        mkdir(dir + "/config.d", 0o755)
+        func write(_ path: String, _ text: String) throws {
+            let out = try FileOutput.create(path: dir + "/" + path)
+            out.write(text)
+            try out.flush()
+        }
+        try write("config.toml", "[scopes]\nfoot = [\"terminal\"]\n")
+        try write("config.d/10-text.toml", "[text_input]\nsource = \"none\"\n")
+        let files = ConfigFiles(main: dir + "/config.toml", dropInDirectory: dir + "/config.d")
+        #expect(try ConfigLoader.load(files).textInputSource == TextInputSource.none)
+        try write("config.d/20-text.toml", "[text_input]\nsource = \"kwin\"\n")
+        do {
+            _ = try ConfigLoader.load(files)
+            Issue.record("text_input.source in two files loaded")
+        } catch {
+            #expect(String(describing: error).contains("\(dir)/config.d/20-text.toml:2: text_input.source is also set at \(dir)/config.d/10-text.toml:2; set it in one file only"))
+        }
+    }
+}

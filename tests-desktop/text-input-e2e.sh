@@ -1,0 +1,143 @@
+#!/bin/bash
+# Text input from the real desktop (issue 18): the session agent learns whether the focused
+# widget takes text and sets the service's text-input filter, so that a plain Shift+letter
+# binding does not fire while the user types into a text field. Two runs as the
+# unprivileged KBD_USER, each with a GTK 3 text field (text-field.py: a Gtk.Entry and a
+# button) and no [scopes] entry marking anything as text input:
+#   accessibility  headless sway (with wvkbd hidden: its virtual keyboard gives the seat the
+#                  keyboard a real seat has, without which no window is ever focused), the
+#                  text field and a foot window; the agent reads AT-SPI focus events from the
+#                  accessibility bus (at-spi2-core, started by GTK on the session bus)
+#   kwin           headless KWin (kwin_wayland --virtual) and the text field; the agent
+#                  reads KWin's org.kde.kwin.VirtualKeyboard activeClientSupportsTextInput
+# The service (root) replays text-input.evemu: Shift+T at 4, 8, 12 and 16 s. The user's
+# config binds Shift+T. Between the chords the test moves the focus:
+#   accessibility  text field (4 s: nothing fires), button (8 s: fires), text field (12 s:
+#                  nothing), the foot window (16 s: fires)
+#   kwin           text field (4 s: nothing), the GTK window closed (8 s: fires), a new one
+#                  (12 s: nothing), closed (16 s: fires)
+# So Shift+T must run exactly twice. No window title may reach a log.
+#
+#   tests-desktop/text-input-e2e.sh [BUILD_DIR] [accessibility|kwin ...]   (root; setup-host.sh first)
+#
+# Ends with "N passed, N failed"; exit 1 when something failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export SESSION_DIR=/tmp/kbd-desktop-text-input
+. "$here/lib.sh"
+bin=$(cd "${1:-$here/../.build/debug}" && pwd)
+shift || true
+runs=("$@")
+[ ${#runs[@]} -gt 0 ] || runs=(accessibility kwin)
+need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
+
+work=/tmp/kbd-text-input-e2e
+service_pid=
+cleanup() {
+    [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
+    service_pid=
+    "$here/session.sh" stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# What the service was told last ("on" or "off"), from its debug log.
+text_input_is() { [ "$(grep 'set text input' "$work/service.log" | tail -1 | sed 's/.*set text input //')" = "$1" ]; }
+fired() { grep -c . "$work/user/proof" 2>/dev/null || echo 0; }
+fired_is() { [ "$(fired)" = "$1" ]; }
+# Sleeps until SECONDS after the service started (its replay's clock).
+at() { local until=$(( service_t0 + $1 * 1000000 )); while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done; }
+
+field_pid=
+start_field() {
+    spawn_as_user "$SESSION_DIR/field.log" "$PYTHON" "$here/text-field.py" FieldApp private-title-field
+    field_pid=$SPAWNED_PID
+    wait_for "$WAIT_SECONDS" grep -q READY "$SESSION_DIR/field.log"
+}
+
+scenario() {
+    local run=$1
+    rm -rf "$work"
+    mkdir -p "$work/user"
+    chown "$KBD_USER" "$work/user"
+    chmod 755 "$work"
+    printf '' > "$work/system.toml"
+    chmod 644 "$work/system.toml"
+
+    if [ "$run" = kwin ]; then
+        "$here/session.sh" start --kwin >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
+        check "$run: the GTK text field is up" start_field
+    else
+        "$here/session.sh" start >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
+        "$here/session.sh" wvkbd --hidden >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: wvkbd did not start"; cleanup; return; }
+        check "$run: the GTK text field is up" start_field
+        spawn_as_user "$SESSION_DIR/foot.log" foot --app-id=Other --title=private-title-other
+        check "$run: the GTK window and foot are mapped" wait_for "$WAIT_SECONDS" \
+            eval "as_user swaymsg -t get_tree | grep -q '\"app_id\": \"Other\"' && as_user swaymsg -t get_tree | grep -q '\"app_id\": \"FieldApp\"'"
+        as_user swaymsg '[app_id=FieldApp] focus' >/dev/null
+        kill -USR1 "$field_pid"
+    fi
+
+    local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
+    mkdir -p "$cfg"
+    cat > "$cfg/config.toml" <<EOF
+[osk]
+backend = "none"
+
+[[command]]
+id = "shift-t"
+keys = "Shift+T"
+run = ["/bin/sh", "-c", "echo shift-t >> $work/user/proof"]
+EOF
+    chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
+
+    service_t0=$(now_us)
+    "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
+        --replay "$here/text-input.evemu" >"$work/service.log" 2>&1 &
+    service_pid=$!
+    wait_for 5 test -S "$work/socket"
+    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket" --log-level debug
+
+    local source="the accessibility bus"
+    [ "$run" = kwin ] && source="KWin's activeClientSupportsTextInput"
+    check "$run: the agent follows $source" wait_for 5 grep -q "text input: follows $source" "$SESSION_DIR/agent.log"
+    check "$run: the focused text field turns text input on at the service" wait_for 3 text_input_is on
+    at 5
+    check "$run: Shift+T typed into the text field (4 s) fired nothing" fired_is 0
+    if [ "$run" = kwin ]; then
+        kill "$field_pid"
+        check "$run: the text field's window closed: text input off" wait_for 3 text_input_is off
+    else
+        kill -USR2 "$field_pid"
+        check "$run: the button focused: text input off" wait_for 3 text_input_is off
+    fi
+    check "$run: Shift+T outside a text field (8 s) fired" wait_for 5 fired_is 1
+    at 9
+    if [ "$run" = kwin ]; then
+        check "$run: a new GTK text field is up" start_field
+        check "$run: it turns text input on" wait_for 3 text_input_is on
+    else
+        kill -USR1 "$field_pid"
+        check "$run: the text field focused again: text input on" wait_for 3 text_input_is on
+    fi
+    at 13
+    check "$run: Shift+T typed into the text field (12 s) fired nothing" fired_is 1
+    if [ "$run" = kwin ]; then
+        kill "$field_pid"
+        check "$run: the window closed again: text input off" wait_for 3 text_input_is off
+    else
+        as_user swaymsg '[app_id=Other] focus' >/dev/null
+        check "$run: another app's window focused: text input off" wait_for 3 text_input_is off
+    fi
+    check "$run: Shift+T there (16 s) fired" wait_for 6 fired_is 2
+    check "$run: no window title reached a log" \
+        eval "! grep -q 'private-title' '$work/service.log' '$SESSION_DIR/agent.log'"
+    if [ $failed -gt 0 ]; then
+        echo "--- service"; cat "$work/service.log"; echo "--- agent"; cat "$SESSION_DIR/agent.log"; echo "--- proof"; cat "$work/user/proof" 2>/dev/null
+    fi
+    cleanup
+}
+
+for r in "${runs[@]}"; do scenario "$r"; done
+rm -rf "$work"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
