@@ -132,7 +132,7 @@ public struct ChordRouter: Sendable {
     }
 
     private func step(from node: Int, _ key: KeyEvent, chord: ChordKey) -> (Int, ChordKey)? {
-        guard let child = table.nodes[node].children[chord] else { return nil }
+        guard table.mayBind(chord), let child = table.nodes[node].children[chord] else { return nil }
         let command = table.nodes[child].command.map { table.commands[$0] }
         return blockedByTextInput(key, command) ? nil : (child, chord)
     }

@@ -20,6 +20,21 @@ public struct CommandTable: Sendable {
     /// Trie nodes of every scope; `roots[scope]` is that scope's root.
     let nodes: [Node]
     let roots: [String: Int]
+    /// One bit per hash of every chord in the table (1,024 bits): a key whose chord's bit
+    /// is clear is bound nowhere, and the router skips the dictionary lookups (SipHash,
+    /// ~100 instructions each) for most typed keys.
+    let chordFilter: [UInt64]
+
+    static func filterBit(_ chord: ChordKey) -> Int {
+        Int(truncatingIfNeeded: (chord.word &* 0x9E37_79B9_7F4A_7C15) >> 54)
+    }
+
+    /// Whether some node of the table has `chord` as a child (false: surely not).
+    @inline(__always)
+    func mayBind(_ chord: ChordKey) -> Bool {
+        let bit = Self.filterBit(chord)
+        return chordFilter.withUnsafeBufferPointer { $0[bit >> 6] } & (1 << UInt64(bit & 63)) != 0
+    }
 
     /// A conflict between two entries, both located.
     public struct Conflict: Error, Sendable, Equatable, CustomStringConvertible {
@@ -82,6 +97,14 @@ public struct CommandTable: Sendable {
             if !conflict { nodes[at].command = index }
         }
         guard problems.isEmpty else { throw ConflictList(conflicts: problems) }
+        var filter = [UInt64](repeating: 0, count: 16)
+        for node in nodes {
+            for chord in node.children.keys {
+                let bit = Self.filterBit(chord)
+                filter[bit >> 6] |= 1 << UInt64(bit & 63)
+            }
+        }
+        chordFilter = filter
         self.commands = commands
         self.nodes = nodes
         self.roots = roots

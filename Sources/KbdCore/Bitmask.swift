@@ -13,6 +13,7 @@ public struct Bitmask: Sendable, Hashable {
         for code in codes { insert(Int(code)) }
     }
 
+    @inlinable
     public func contains(_ bit: Int) -> Bool {
         let byte = bit >> 3
         guard bit >= 0, byte < bytes.count else { return false }

@@ -27,9 +27,13 @@ public struct ChordKey: Sendable, Hashable, CustomStringConvertible {
         return keysym.name
     }
 
+    /// The chord as one word: modifiers above, the keysym below.
+    @inlinable
+    public var word: UInt64 { UInt64(modifiers.rawValue) << 32 | UInt64(keysym.rawValue) }
+
     /// One word into the hasher: the table is probed once or twice per key press.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(modifiers.rawValue) << 32 | UInt64(keysym.rawValue))
+        hasher.combine(word)
     }
 
     /// Whether a modifier other than Shift, AltGr or the locks is part of the chord.

@@ -127,8 +127,18 @@ public final class KeyMapper {
             counters.badValue += 1
             return .dropped
         }
-        return map(kbd, device: device, time: event.time, code: event.code, state: state)
+        // Built in place: returning `.key(KeyEvent(…))` from the mapping made the event twice
+        // and copied one (retaining and releasing its strings) on every key event.
+        var key = KeyEvent(time: event.time, device: device, code: event.code, state: state, keysym: .noSymbol, modifiers: [],
+                           layout: 0, producesText: false, chord: ChordKey(modifiers: [], keysym: .noSymbol))
+        switch map(kbd, device: device, time: event.time, code: event.code, state: state, into: &key) {
+        case .key: return .key(key)
+        case .dropped: return .dropped
+        case .ignored: return .ignored
+        }
     }
+
+    private enum Verdict { case key, dropped, ignored }
 
     /// Maps one `EV_KEY` event of an attached device; nil when it is dropped or ignored.
     public func handle(_ event: InputEvent, device: DeviceID) -> KeyEvent? {
@@ -137,12 +147,16 @@ public final class KeyMapper {
     }
 
     private func synthetic(_ kbd: DeviceKeyboard, device: DeviceID, time: EventTime, code: UInt16, state: KeyState) -> KeyEvent? {
-        guard case .key(var event) = map(kbd, device: device, time: time, code: code, state: state) else { return nil }
+        var event = KeyEvent(time: time, device: device, code: code, state: state, keysym: .noSymbol, modifiers: [],
+                             layout: 0, producesText: false, chord: ChordKey(modifiers: [], keysym: .noSymbol))
+        guard case .key = map(kbd, device: device, time: time, code: code, state: state, into: &event) else { return nil }
         event.synthetic = true
         return event
     }
 
-    private func map(_ kbd: DeviceKeyboard, device: DeviceID, time: EventTime, code: UInt16, state: KeyState) -> Outcome {
+    /// Fills `event` (time, device, code and state already set) when the key event counts.
+    private func map(_ kbd: DeviceKeyboard, device: DeviceID, time: EventTime, code: UInt16, state: KeyState,
+                     into event: inout KeyEvent) -> Verdict {
         let isDown = kbd.down.contains(code)
         switch state {
         case .press:
@@ -197,9 +211,15 @@ public final class KeyMapper {
             kbd.down.removeAll { $0 == code }
             xkb.update(code: code, down: false)
         }
-        return .key(KeyEvent(
-            time: time, device: device, code: code, state: state, keysym: keysym, modifiers: modifiers, layout: activeLayout,
-            producesText: producesText, utf8: utf8, composedText: composed, chord: chord,
-            alternateChord: alternate == chord ? nil : alternate, isModifierKey: keymap.isModifierKey(code: code)))
+        event.keysym = keysym
+        event.modifiers = modifiers
+        event.layout = activeLayout
+        event.producesText = producesText
+        event.utf8 = utf8
+        event.composedText = composed
+        event.chord = chord
+        event.alternateChord = alternate == chord ? nil : alternate
+        event.isModifierKey = keymap.isModifierKey(code: code)
+        return .key
     }
 }

@@ -18,10 +18,23 @@ public struct Keysym: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { name }
 
-    /// The corresponding C function is `xkb_keysym_to_lower`.
-    public var lowercased: Keysym { Keysym(xkb_keysym_to_lower(rawValue)) }
-    /// The corresponding C function is `xkb_keysym_to_upper`.
-    public var uppercased: Keysym { Keysym(xkb_keysym_to_upper(rawValue)) }
+    /// The corresponding C function is `xkb_keysym_to_lower`, called for keysyms outside
+    /// ASCII and the 0xFF00 block (TTY, cursor, keypad, function and modifier keys, which have
+    /// no case): these two answer without a call, several times per key press.
+    public var lowercased: Keysym {
+        if rawValue < 0x80 { return rawValue &- 0x41 < 26 ? Keysym(rawValue | 0x20) : self }
+        if rawValue & 0xFFFF_FF00 == 0xFF00 { return self }
+        return lowercasedByXkb
+    }
+    /// The corresponding C function is `xkb_keysym_to_upper` (outside ASCII and 0xFF00).
+    public var uppercased: Keysym {
+        if rawValue < 0x80 { return rawValue &- 0x61 < 26 ? Keysym(rawValue & ~0x20) : self }
+        if rawValue & 0xFFFF_FF00 == 0xFF00 { return self }
+        return uppercasedByXkb
+    }
+    /// xkbcommon's answers, always (the tests check the shortcuts above against them).
+    package var lowercasedByXkb: Keysym { Keysym(xkb_keysym_to_lower(rawValue)) }
+    package var uppercasedByXkb: Keysym { Keysym(xkb_keysym_to_upper(rawValue)) }
     /// A keysym with distinct lower and upper case: a letter.
     public var isCased: Bool { lowercased != uppercased }
 

@@ -281,7 +281,9 @@ public final class Pipeline {
     private func route(_ key: KeyEvent, device: String, into out: inout [PipelineEvent]) {
         if options.emitKeys { out.append(.key(key, device: device)) }
         guard !key.synthetic else { return }
-        routerOutputs.removeAll(keepingCapacity: true)
+        // Emptied only when not empty: removeAll is a generic replaceSubrange call (~80
+        // instructions) even on an empty array, once per key event.
+        if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
         router.handle(key, into: &routerOutputs)
         var systemTook = router.isPending
         for output in routerOutputs {
@@ -303,7 +305,7 @@ public final class Pipeline {
                 userRouters[i].router.cancelPending()
                 continue
             }
-            routerOutputs.removeAll(keepingCapacity: true)
+            if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
             userRouters[i].router.handle(key, into: &routerOutputs)
             for case .command(let time, _, let command, let chord) in routerOutputs {
                 let text = command.isSequence ? command.chordText : chord.description

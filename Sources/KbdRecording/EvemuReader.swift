@@ -168,8 +168,25 @@ public final class EvemuReader<Source: ByteSource & ~Copyable> {
             }
             return p == start ? .max : v
         }
-        let type = hex(&p)
-        let code = hex(&p)
+        // evemu writes type and code as four hex digits (%04x): those are read without the
+        // loop (the same digits the loop would take: it stops after four).
+        @inline(__always) func nibble(_ c: UInt8) -> UInt32 {
+            let d = UInt32(c &- 0x30)
+            let l = UInt32((c | 0x20) &- 0x61)
+            return d < 10 ? d : (l < 6 ? l &+ 10 : 0xFF)
+        }
+        @inline(__always) func hex4(_ p: inout UnsafePointer<UInt8>) -> UInt32 {
+            if end - p >= 5, p.pointee == 0x20 {
+                let n0 = nibble(p[1]), n1 = nibble(p[2]), n2 = nibble(p[3]), n3 = nibble(p[4])
+                if n0 | n1 | n2 | n3 < 16 {
+                    p += 5
+                    return n0 << 12 | n1 << 8 | n2 << 4 | n3
+                }
+            }
+            return hex(&p)
+        }
+        let type = hex4(&p)
+        let code = hex4(&p)
         guard type != .max, code != .max, p < end, p.pointee == 0x20 else { return nil }
         p += 1
         let negative = p < end && p.pointee == 0x2D /* - */
