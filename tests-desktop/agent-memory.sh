@@ -15,6 +15,7 @@
 #   tests-desktop/agent-memory.sh [BUILD_DIR]     (root; setup-host.sh first; a release
 #                                                  build measures what users run)
 #   BACKENDS="none gnome" tests-desktop/agent-memory.sh …
+#   TEXT_INPUT=none tests-desktop/agent-memory.sh …   ([text_input] source; default auto)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export SESSION_DIR=/tmp/kbd-desktop-agent-memory
@@ -51,7 +52,7 @@ for backend in ${BACKENDS:-none wvkbd squeekboard kwin gnome}; do
     esac
     cfg="$SESSION_DIR/xdg/config/kbd-commandd"
     mkdir -p "$cfg"
-    printf '[osk]\nbackend = "%s"\n\n[[command]]\nid = "terminal"\nkeys = "Ctrl+Alt+T"\nrun = ["true"]\n' "$backend" > "$cfg/config.toml"
+    printf '[osk]\nbackend = "%s"\n\n[text_input]\nsource = "%s"\n\n[[command]]\nid = "terminal"\nkeys = "Ctrl+Alt+T"\nrun = ["true"]\n' "$backend" "${TEXT_INPUT:-auto}" > "$cfg/config.toml"
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
     spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
     agent=$SPAWNED_PID

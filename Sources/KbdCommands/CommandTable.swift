@@ -1,5 +1,5 @@
 public import KbdCore
-import KbdKeymap
+package import KbdKeymap
 /// The commands with an index that makes matching a hash lookup per scope:
 /// the cost of routing a key does not depend on how many commands there are.
 ///
@@ -20,19 +20,22 @@ public struct CommandTable: Sendable {
     /// Trie nodes of every scope; `roots[scope]` is that scope's root.
     let nodes: [Node]
     let roots: [String: Int]
-    /// One bit per hash of every chord in the table (1,024 bits): a key whose chord's bit
-    /// is clear is bound nowhere, and the router skips the dictionary lookups (SipHash,
-    /// ~100 instructions each) for most typed keys.
+    /// One bit per hash of every chord in the table, 16 bits per chord or more (at least
+    /// 1,024, at most 2^20): a key whose chord's bit is clear is bound nowhere, and the
+    /// router skips the dictionary lookups (SipHash, ~100 instructions each) for most typed
+    /// keys, at any table size.
     let chordFilter: [UInt64]
+    /// 64 minus log2 of the filter's bits: the shift that takes a hash's top bits.
+    let chordFilterShift: UInt64
 
-    static func filterBit(_ chord: ChordKey) -> Int {
-        Int(truncatingIfNeeded: (chord.word &* 0x9E37_79B9_7F4A_7C15) >> 54)
+    static func filterBit(_ chord: ChordKey, shift: UInt64) -> Int {
+        Int(truncatingIfNeeded: (chord.word &* 0x9E37_79B9_7F4A_7C15) >> shift)
     }
 
     /// Whether some node of the table has `chord` as a child (false: surely not).
     @inline(__always)
-    func mayBind(_ chord: ChordKey) -> Bool {
-        let bit = Self.filterBit(chord)
+    package func mayBind(_ chord: ChordKey) -> Bool {
+        let bit = Self.filterBit(chord, shift: chordFilterShift)
         return chordFilter.withUnsafeBufferPointer { $0[bit >> 6] } & (1 << UInt64(bit & 63)) != 0
     }
 
@@ -97,14 +100,18 @@ public struct CommandTable: Sendable {
             if !conflict { nodes[at].command = index }
         }
         guard problems.isEmpty else { throw ConflictList(conflicts: problems) }
-        var filter = [UInt64](repeating: 0, count: 16)
+        let edges = nodes.reduce(0) { $0 + $1.children.count }
+        var log2Bits: UInt64 = 10
+        while log2Bits < 20, 1 << log2Bits < edges * 16 { log2Bits += 1 }
+        var filter = [UInt64](repeating: 0, count: 1 << (Int(log2Bits) - 6))
         for node in nodes {
             for chord in node.children.keys {
-                let bit = Self.filterBit(chord)
+                let bit = Self.filterBit(chord, shift: 64 - log2Bits)
                 filter[bit >> 6] |= 1 << UInt64(bit & 63)
             }
         }
         chordFilter = filter
+        chordFilterShift = 64 - log2Bits
         self.commands = commands
         self.nodes = nodes
         self.roots = roots
