@@ -155,5 +155,4 @@ EOF
 
 for s in ${SCENARIOS:-squeekboard wvkbd gnome gnome-off kwin kwin-off}; do scenario "$s"; done
 rm -rf "$work"
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+summary

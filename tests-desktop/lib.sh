@@ -130,3 +130,30 @@ check() {
     local name=$1; shift
     if "$@"; then passed=$((passed + 1)); echo "ok: $name"; else failed=$((failed + 1)); echo "FAILED: $name"; fi
 }
+
+# fresh_work DIR: an empty work folder for one run: DIR/user owned by KBD_USER (the user's
+# commands write their proof there) and an empty system config DIR/system.toml (0644).
+fresh_work() {
+    rm -rf "$1"
+    mkdir -p "$1/user"
+    chown "$KBD_USER" "$1/user"
+    chmod 755 "$1"
+    printf '' > "$1/system.toml"
+    chmod 644 "$1/system.toml"
+}
+
+# end_of_run RUN DIR: checks that no window title (every test title starts with
+# "private-title") reached the service's log (DIR/service.log) or the agent's, and prints
+# the logs and the proof when something failed so far.
+end_of_run() {
+    check "$1: no window title reached a log" eval "! grep -q 'private-title' '$2/service.log' '$SESSION_DIR/agent.log'"
+    if [ "$failed" -gt 0 ]; then
+        echo "--- service"; cat "$2/service.log"; echo "--- agent"; cat "$SESSION_DIR/agent.log"; echo "--- proof"; cat "$2/user/proof" 2>/dev/null
+    fi
+}
+
+# summary: the last line of every harness, and its exit status.
+summary() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}

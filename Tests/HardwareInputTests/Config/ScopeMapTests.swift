@@ -81,21 +81,16 @@ import Glibc
 /// `[scopes]` across the main file and its drop-ins: merged, each app in one file only.
 @Suite struct ScopesAcrossFilesTests {
     @Test func dropInScopesMergeAndAnAppTwiceNamesBothPlaces() throws {
-        var template = Array("/tmp/kbd-scopes-files-XXXXXX".utf8CString)
-        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        mkdir(dir + "/config.d", 0o755)
-        func write(_ path: String, _ text: String) throws {
-            let out = try FileOutput.create(path: dir + "/" + path)
-            out.write(text)
-            try out.flush()
-        }
+        let config = ConfigDropIns(prefix: "kbd-scopes-files")
+        let dir = config.directory
+        func write(_ path: String, _ text: String) throws { try config.write(path, text) }
         try write("config.toml", "[scopes]\nfoot = [\"terminal\"]\n")
         try write("config.d/10-editor.toml", "[scopes]\n\"org.gnome.TextEditor\" = [\"editor\"]\n")
-        let config = try ConfigLoader.load(ConfigFiles(main: dir + "/config.toml", dropInDirectory: dir + "/config.d"))
-        #expect(config.scopes.apps.keys.sorted() == ["foot", "org.gnome.TextEditor"])
+        let loaded = try ConfigLoader.load(config.files)
+        #expect(loaded.scopes.apps.keys.sorted() == ["foot", "org.gnome.TextEditor"])
         try write("config.d/20-foot.toml", "[scopes]\nfoot = [\"shell\"]\n")
         do {
-            _ = try ConfigLoader.load(ConfigFiles(main: dir + "/config.toml", dropInDirectory: dir + "/config.d"))
+            _ = try ConfigLoader.load(config.files)
             Issue.record("an app in two files loaded")
         } catch {
             let text = String(describing: error)
@@ -151,17 +146,12 @@ import Glibc
     }
 
     @Test func sourceFromADropInAndTwiceNamesBothPlaces() throws {
-        var template = Array("/tmp/kbd-text-input-files-XXXXXX".utf8CString)
-        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        mkdir(dir + "/config.d", 0o755)
-        func write(_ path: String, _ text: String) throws {
-            let out = try FileOutput.create(path: dir + "/" + path)
-            out.write(text)
-            try out.flush()
-        }
+        let config = ConfigDropIns(prefix: "kbd-text-input-files")
+        let dir = config.directory
+        func write(_ path: String, _ text: String) throws { try config.write(path, text) }
         try write("config.toml", "[scopes]\nfoot = [\"terminal\"]\n")
         try write("config.d/10-text.toml", "[text_input]\nsource = \"none\"\n")
-        let files = ConfigFiles(main: dir + "/config.toml", dropInDirectory: dir + "/config.d")
+        let files = config.files
         #expect(try ConfigLoader.load(files).textInputSource == TextInputSource.none)
         try write("config.d/20-text.toml", "[text_input]\nsource = \"kwin\"\n")
         do {
