@@ -157,3 +157,12 @@ summary() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
+
+# The service a harness started as root (its pid in service_pid), stopped with the session
+# by stop_service_and_session (the harnesses' EXIT trap).
+service_pid=
+stop_service_and_session() {
+    [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
+    service_pid=
+    "$DESKTOP_DIR/session.sh" stop >/dev/null 2>&1 || true
+}

@@ -29,12 +29,7 @@ need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
 
 work=/tmp/kbd-scopes-e2e
 
-service_pid=
-cleanup() {
-    [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
-    service_pid=
-    "$here/session.sh" stop >/dev/null 2>&1 || true
-}
+cleanup() { stop_service_and_session; }
 trap cleanup EXIT
 
 # The scopes the service was last given ("[a, b]"), from its debug log.

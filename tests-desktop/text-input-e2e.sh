@@ -32,12 +32,7 @@ runs=("$@")
 need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
 
 work=/tmp/kbd-text-input-e2e
-service_pid=
-cleanup() {
-    [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
-    service_pid=
-    "$here/session.sh" stop >/dev/null 2>&1 || true
-}
+cleanup() { stop_service_and_session; }
 trap cleanup EXIT
 
 # What the service was told last ("on" or "off"), from its debug log.
