@@ -193,7 +193,7 @@ final class LiveDesktop: OnScreenKeyboardDesktop {
         guard hasSessionBus else { return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd) }
         do {
             let name = try DesktopProcess.call {
-                let bus = try SessionBus()
+                let bus = try MessageBus()
                 return OnScreenKeyboard.pick(hasOwner: { bus.hasOwner($0) }, currentDesktop: desktop, wvkbdRunning: wvkbd).rawValue
             }
             return OnScreenKeyboardSettings.Backend(rawValue: name) ?? .none
@@ -230,7 +230,7 @@ final class Squeekboard: KeyboardSwitch {
 
     func switchOff() throws -> Bool {
         try DesktopProcess.bool {
-            let bus = try SessionBus()
+            let bus = try MessageBus()
             guard try bus.getBool(Self.busName, Self.path, Self.busName, "Visible") else { return false }
             try bus.call(Self.busName, Self.path, Self.busName, "SetVisible", bool: false)
             return true
@@ -238,7 +238,7 @@ final class Squeekboard: KeyboardSwitch {
     }
 
     func switchOn() throws {
-        _ = try DesktopProcess.call { try SessionBus().call(Self.busName, Self.path, Self.busName, "SetVisible", bool: true); return "" }
+        _ = try DesktopProcess.call { try MessageBus().call(Self.busName, Self.path, Self.busName, "SetVisible", bool: true); return "" }
     }
 }
 
@@ -252,7 +252,7 @@ final class KWinVirtualKeyboard: KeyboardSwitch {
 
     func switchOff() throws -> Bool {
         try DesktopProcess.bool {
-            let bus = try SessionBus()
+            let bus = try MessageBus()
             guard try bus.getBool(Self.busName, Self.path, Self.interface, "enabled") else { return false }
             try bus.setBool(Self.busName, Self.path, Self.interface, "enabled", false)
             return true
@@ -260,7 +260,7 @@ final class KWinVirtualKeyboard: KeyboardSwitch {
     }
 
     func switchOn() throws {
-        _ = try DesktopProcess.call { try SessionBus().setBool(Self.busName, Self.path, Self.interface, "enabled", true); return "" }
+        _ = try DesktopProcess.call { try MessageBus().setBool(Self.busName, Self.path, Self.interface, "enabled", true); return "" }
     }
 }
 

@@ -149,7 +149,7 @@ struct TextInputProducer {
 
     func run(source: TextInputSource) {
         do {
-            let session = try SessionBus()
+            let session = try MessageBus()
             switch source {
             case .none: return
             case .kwin: try kwin(session)
@@ -175,12 +175,12 @@ struct TextInputProducer {
         }
     }
 
-    private func kwinValue(_ bus: SessionBus) throws(SessionBus.Failure) -> Bool {
+    private func kwinValue(_ bus: MessageBus) throws(MessageBus.Failure) -> Bool {
         try bus.getBool(Self.kwinName, Self.kwinPath, Self.kwinInterface, Self.kwinProperty)
     }
 
     /// KWin tells whether the focused Wayland client uses text input (text-input v2/v3).
-    private func kwin(_ bus: SessionBus) throws(SessionBus.Failure) {
+    private func kwin(_ bus: MessageBus) throws(MessageBus.Failure) {
         try bus.addMatch("type='signal',sender='\(Self.kwinName)',path='\(Self.kwinPath)',interface='\(Self.kwinInterface)',member='\(Self.kwinProperty)Changed'")
         try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.kwinName)'")
         var value = try kwinValue(bus)
@@ -189,7 +189,7 @@ struct TextInputProducer {
         while true {
             let signal = try bus.nextSignal()
             if signal.member == "NameOwnerChanged" {
-                if signal.newOwner.isEmpty { say("0"); throw SessionBus.Failure(operation: "KWin", message: "left the session bus") }
+                if signal.newOwner.isEmpty { say("0"); throw MessageBus.Failure(operation: "KWin", message: "left the session bus") }
                 continue
             }
             let now = try kwinValue(bus)
@@ -198,9 +198,9 @@ struct TextInputProducer {
     }
 
     /// AT-SPI: the focused object's role and states, from the accessibility bus.
-    private func accessibility(_ session: SessionBus) throws(SessionBus.Failure) {
+    private func accessibility(_ session: MessageBus) throws(MessageBus.Failure) {
         let address = try session.callString("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress")
-        let bus = try SessionBus(address: address)
+        let bus = try MessageBus(address: address)
         try bus.addMatch("type='signal',interface='org.a11y.atspi.Event.Object',member='StateChanged',arg0='focused'")
         try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         // Toolkits send only the events someone registered for (GTK 3 sends state changes
@@ -236,7 +236,7 @@ struct TextInputProducer {
         }
     }
 
-    private func takesText(_ bus: SessionBus, _ object: AccessibleFocus.Object) -> Bool {
+    private func takesText(_ bus: MessageBus, _ object: AccessibleFocus.Object) -> Bool {
         do {
             let role = try bus.callUInt32(object.application, object.path, "org.a11y.atspi.Accessible", "GetRole")
             let states = try bus.callUInt32Array(object.application, object.path, "org.a11y.atspi.Accessible", "GetState")
@@ -250,14 +250,14 @@ struct TextInputProducer {
     /// their active window, and in it (depth first, through showing objects only, at most
     /// 2,000 objects) the one with the FOCUSED state. (GTK 3's application objects do not
     /// answer Collection.GetMatches, so the tree is walked.)
-    private func focusedNow(_ bus: SessionBus) -> AccessibleFocus.Object? {
+    private func focusedNow(_ bus: MessageBus) -> AccessibleFocus.Object? {
         let accessible = "org.a11y.atspi.Accessible"
-        func states(_ o: SessionBus.ObjectReference) -> [UInt32] { (try? bus.callUInt32Array(o.name, o.path, accessible, "GetState")) ?? [] }
-        func children(_ o: SessionBus.ObjectReference) -> [SessionBus.ObjectReference] { (try? bus.callObjects(o.name, o.path, accessible, "GetChildren")) ?? [] }
+        func states(_ o: MessageBus.ObjectReference) -> [UInt32] { (try? bus.callUInt32Array(o.name, o.path, accessible, "GetState")) ?? [] }
+        func children(_ o: MessageBus.ObjectReference) -> [MessageBus.ObjectReference] { (try? bus.callObjects(o.name, o.path, accessible, "GetChildren")) ?? [] }
         var budget = 2_000
-        for app in children(SessionBus.ObjectReference(name: "org.a11y.atspi.Registry", path: "/org/a11y/atspi/accessible/root")) {
+        for app in children(MessageBus.ObjectReference(name: "org.a11y.atspi.Registry", path: "/org/a11y/atspi/accessible/root")) {
             for window in children(app) where AccessibleText.has(AccessibleText.stateActive, in: states(window)) {
-                var stack = children(window).reversed() as [SessionBus.ObjectReference]
+                var stack = children(window).reversed() as [MessageBus.ObjectReference]
                 while let o = stack.popLast(), budget > 0 {
                     budget -= 1
                     let s = states(o)

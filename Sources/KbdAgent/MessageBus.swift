@@ -8,7 +8,7 @@ import Glibc
 /// session bus (from `DBUS_SESSION_BUS_ADDRESS`, as sd-bus does for the user bus) or a bus
 /// at an address (the accessibility bus), closed on deinit. Calls are synchronous with a
 /// 2 s timeout: they happen when presence or the focus changes, never per key.
-final class SessionBus {
+final class MessageBus {
     private var bus: OpaquePointer?
     private var sd = kbd_sd_bus()
 
@@ -18,27 +18,18 @@ final class SessionBus {
         var description: String { "\(operation): \(message)" }
     }
 
-    init() throws(Failure) {
+    /// The user's session bus (`address` nil), or the bus at `address` (a D-Bus address such
+    /// as `unix:path=…`: the accessibility bus), as a client.
+    init(address: String? = nil) throws(Failure) {
+        let what = address.map { "bus at \($0)" } ?? "session bus"
         let loaded = kbd_sd_bus_load(&sd)
         guard loaded == 0 else {
-            throw Failure(operation: "session bus", message: "cannot load libsystemd.so.0 (\(String(cString: strerror(-loaded))))")
+            throw Failure(operation: what, message: "cannot load libsystemd.so.0 (\(String(cString: strerror(-loaded))))")
         }
         var b: OpaquePointer?
-        let r = sd.open_user(&b)
-        guard r >= 0, let b else { throw Failure(operation: "session bus", message: String(cString: strerror(-r))) }
-        _ = sd.set_method_call_timeout(b, 2_000_000)
-        bus = b
-    }
-
-    /// The bus at `address` (a D-Bus address such as `unix:path=…`), as a client.
-    init(address: String) throws(Failure) {
-        let loaded = kbd_sd_bus_load(&sd)
-        guard loaded == 0 else {
-            throw Failure(operation: "bus", message: "cannot load libsystemd.so.0 (\(String(cString: strerror(-loaded))))")
-        }
-        var b: OpaquePointer?
-        let r = kbd_bus_open_address(&sd, address, &b)
-        guard r >= 0, let b else { throw Failure(operation: "bus at \(address)", message: String(cString: strerror(-r))) }
+        let r: Int32
+        if let address { r = kbd_bus_open_address(&sd, address, &b) } else { r = sd.open_user(&b) }
+        guard r >= 0, let b else { throw Failure(operation: what, message: String(cString: strerror(-r))) }
         _ = sd.set_method_call_timeout(b, 2_000_000)
         bus = b
     }
