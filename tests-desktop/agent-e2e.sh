@@ -15,12 +15,9 @@
 # Ends with "N passed, N failed"; exit 1 when something failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export SESSION_DIR=/tmp/kbd-desktop-agent-e2e
 . "$here/lib.sh"
-bin=$(cd "${1:-$here/../.build/debug}" && pwd)
-need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
+throwaway_run agent-e2e "${1:-$here/../.build/debug}" kbd-commandd-daemon kbd-commandd-agent
 
-work=/tmp/kbd-agent-e2e
 
 service_pid=
 other_pid=
@@ -29,6 +26,7 @@ cleanup() {
     [ -n "$other_pid" ] && kill "$other_pid" 2>/dev/null && wait "$other_pid" 2>/dev/null
     service_pid= other_pid=
     "$here/session.sh" stop >/dev/null 2>&1 || true
+    remove_throwaway
 }
 trap cleanup EXIT
 
@@ -134,7 +132,7 @@ EOF
     elif [ "$backend" = gnome ] || [ "$backend" = kwin ]; then
         # on_absent runs after the agent restored the setting: then it must be what it was.
         # (The agent also runs it when it connects while no keyboard is present.)
-        check "$1: the agent saw the keyboard leave" wait_for 10 eval "tr '\\n' ' ' < '$work/user/presence' | grep -q 'present absent'"
+        check "$1: the agent saw the keyboard leave" wait_for 10 eval "tr '\\n' ' ' < '$work/user/presence' | matches 'present absent'"
         if [ "$backend" = gnome ]; then
             check "$1: screen-keyboard-enabled is $before again after the keyboard left" gnome_setting_is "$before"
         else

@@ -18,11 +18,8 @@
 #   TEXT_INPUT=none tests-desktop/agent-memory.sh …   ([text_input] source; default auto)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export SESSION_DIR=/tmp/kbd-desktop-agent-memory
 . "$here/lib.sh"
-bin=$(cd "${1:-$here/../.build/release}" && pwd)
-need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
-work=/tmp/kbd-agent-memory
+throwaway_run agent-memory "${1:-$here/../.build/release}" kbd-commandd-daemon kbd-commandd-agent
 
 agent= service=
 cleanup() {
@@ -30,6 +27,7 @@ cleanup() {
     [ -n "$agent" ] && kill "$agent" 2>/dev/null
     agent= service=
     "$here/session.sh" stop >/dev/null 2>&1 || true
+    remove_throwaway
 }
 trap cleanup EXIT
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
@@ -70,7 +68,7 @@ for backend in ${BACKENDS:-none wvkbd squeekboard kwin gnome}; do
     sleep 3
     after=$(rss "$agent")
     mapped=$(grep -c 'libsystemd\|libgio' "/proc/$agent/maps" 2>/dev/null)
-    watch=$(pgrep -P "$agent" | head -1)
+    watch=$(pgrep -P "$agent" | sed -n 1p)
     watch_mem="none"
     [ -n "$watch" ] && watch_mem="$(rss "$watch") / $(pss "$watch") KiB"
     echo "| $backend | $before KiB | $present KiB | $after KiB | $([ "${mapped:-0}" = 0 ] && echo no || echo "yes ($mapped mappings)") | $watch_mem |"

@@ -15,9 +15,8 @@
 # Prints: focus->set_scopes over N switches: median, p99, max (ms).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export SESSION_DIR=/tmp/kbd-desktop-focus-latency
 . "$here/lib.sh"
-bin=$(cd "${1:-$here/../.build/debug}" && pwd)
+throwaway_run focus-latency "${1:-$here/../.build/debug}" kbd-commandd-daemon kbd-commandd-agent
 count=${2:-500}
 x11=0 ewmh=0
 for a in "${@:3}"; do
@@ -26,8 +25,7 @@ done
 [ "$(id -u)" = 0 ] || die "run as root (the session runs as $KBD_USER)"
 [ -x "$bin/kbd-commandd-agent" ] || die "$bin/kbd-commandd-agent is not built"
 
-work=/tmp/kbd-focus-latency
-cleanup() { "$here/session.sh" stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() { "$here/session.sh" stop >/dev/null 2>&1 || true; remove_throwaway; }
 trap cleanup EXIT
 rm -rf "$work"
 install -d -m 0755 "$work"
@@ -37,10 +35,10 @@ else "$here/session.sh" start >/dev/null 2>&1 || die "the session did not start"
 for app in AppA AppB; do
     if [ $x11 = 1 ]; then
         spawn_as_user "$SESSION_DIR/$app.log" xterm -class "$app" -e sleep 3600
-        wait_for "$WAIT_SECONDS" eval "as_user i3-msg -t get_tree | grep -q '\"class\":\"$app\"'" || die "$app did not map"
+        wait_for "$WAIT_SECONDS" eval "as_user i3-msg -t get_tree | matches '\"class\":\"$app\"'" || die "$app did not map"
     else
         spawn_as_user "$SESSION_DIR/$app.log" foot --app-id="$app"
-        wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | grep -q '\"app_id\": \"$app\"'" || die "$app did not map"
+        wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | matches '\"app_id\": \"$app\"'" || die "$app did not map"
     fi
 done
 cfg="$SESSION_DIR/xdg/config/kbd-commandd"

@@ -4,7 +4,8 @@
 #   KBD_USER      the unprivileged user every desktop process runs as (default kbdtest;
 #                 setup-host.sh creates it). sway refuses to run as root, and the session
 #                 bus refuses root's connections, so the tests talk to the desktop as it.
-#   SESSION_DIR   one session's folder (default /tmp/kbd-desktop): runtime/ is its
+#   SESSION_DIR   one session's folder (default /tmp/kbd-desktop; the harnesses make a
+#                 throwaway one per run with throwaway_run): runtime/ is its
 #                 XDG_RUNTIME_DIR (0700, KBD_USER) with session.env; xdg/ its XDG config,
 #                 cache, data and state homes (so GSettings/dconf writes stay in the
 #                 session); logs, pid files, the sway config, empty.ppm (the desktop
@@ -28,6 +29,10 @@ WAIT_SECONDS=${WAIT_SECONDS:-20}
 PYTHON=/usr/bin/python3
 
 die() { echo "error: $*" >&2; exit 1; }
+
+# matches GREP_ARGS…: grep for a pipeline's end under pipefail. Unlike `grep -q`, it reads
+# its input to the end, so the writer never dies of SIGPIPE (exit 141) after a match.
+matches() { grep "$@" >/dev/null; }
 
 # Microseconds of the wall clock (bash 5).
 now_us() { echo "${EPOCHREALTIME//[!0-9]/}"; }
@@ -123,6 +128,33 @@ need_root_and_binaries() {
     for b in "$@"; do [ -x "$dir/$b" ] || die "$dir/$b is not built"; done
 }
 
+# throwaway_run NAME BUILD_DIR BINARY…: this run's own folders, so two runs at once never
+# collide: SESSION_DIR and work, each new from mktemp (0755: the session's user reads the
+# configs and runs programs from them), and bin ($SESSION_DIR/bin), a copy of each BINARY
+# of BUILD_DIR. The session's user runs those copies: it cannot enter a clone kept in a
+# 0700 directory (/root, a Debian 12 home). Needs root. remove_throwaway (the EXIT trap)
+# removes both folders; KBD_KEEP_RUN=1 keeps them for a look afterwards.
+throwaway_run() {
+    local name=$1 build=$2; shift 2
+    need_root_and_binaries "$build" "$@"
+    SESSION_DIR=$(mktemp -d "/tmp/kbd-desktop-$name.XXXXXX")
+    work=$(mktemp -d "/tmp/kbd-$name.XXXXXX")
+    chmod 755 "$SESSION_DIR" "$work"
+    export SESSION_DIR
+    RUNTIME_DIR=$SESSION_DIR/runtime
+    ENV_FILE=$RUNTIME_DIR/session.env
+    bin=$SESSION_DIR/bin
+    install -d -m 0755 "$bin"
+    local b
+    for b in "$@"; do install -m 0755 "$build/$b" "$bin/$b"; done
+}
+remove_throwaway() {
+    [ "${KBD_KEEP_RUN:-0}" = 1 ] && { echo "kept: $SESSION_DIR $work" >&2; return 0; }
+    case $SESSION_DIR in /tmp/kbd-desktop-*.*) rm -rf "$SESSION_DIR" ;; esac
+    case ${work:-} in /tmp/kbd-*.*) rm -rf "$work" ;; esac
+    return 0
+}
+
 # check NAME CMD…: runs CMD; counts and prints "ok: NAME" or "FAILED: NAME".
 passed=0
 failed=0
@@ -165,4 +197,5 @@ stop_service_and_session() {
     [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
     service_pid=
     "$DESKTOP_DIR/session.sh" stop >/dev/null 2>&1 || true
+    remove_throwaway
 }

@@ -19,15 +19,12 @@
 # Ends with "N passed, N failed"; exit 1 when something failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export SESSION_DIR=/tmp/kbd-desktop-scopes
 . "$here/lib.sh"
-bin=$(cd "${1:-$here/../.build/debug}" && pwd)
+throwaway_run scopes "${1:-$here/../.build/debug}" kbd-commandd-daemon kbd-commandd-agent
 shift || true
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(sway i3 ewmh)
-need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
 
-work=/tmp/kbd-scopes-e2e
 
 cleanup() { stop_service_and_session; }
 trap cleanup EXIT
@@ -67,11 +64,11 @@ scenario() {
     for app in AppA AppB AppC; do
         if [ "$run" = sway ]; then
             spawn_as_user "$SESSION_DIR/$app.log" foot --app-id="$app" --title="private-title-$app"
-            wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | grep -q '\"app_id\": \"$app\"'" \
+            wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | matches '\"app_id\": \"$app\"'" \
                 || { failed=$((failed + 1)); echo "FAILED: $run: $app did not map"; cleanup; return; }
         else
             spawn_as_user "$SESSION_DIR/$app.log" xterm -class "$app" -T "private-title-$app" -e sleep 600
-            wait_for "$WAIT_SECONDS" eval "as_user i3-msg -t get_tree | grep -q '\"class\":\"$app\"'" \
+            wait_for "$WAIT_SECONDS" eval "as_user i3-msg -t get_tree | matches '\"class\":\"$app\"'" \
                 || { failed=$((failed + 1)); echo "FAILED: $run: $app did not map"; cleanup; return; }
         fi
     done
@@ -136,7 +133,7 @@ EOF
     check "$run: Ctrl+Alt+T in AppA runs the alpha command" wait_for 10 proof_is "alpha "
     focus AppB
     check "$run: focusing AppB sets [beta] and text input at the service" \
-        wait_for 3 eval "scopes_are '[beta]' && grep 'set text input' '$work/service.log' | tail -1 | grep -q 'on\$'"
+        wait_for 3 eval "scopes_are '[beta]' && grep 'set text input' '$work/service.log' | tail -1 | matches 'on\$'"
     check "$run: Ctrl+Alt+T in AppB runs the beta command" wait_for 10 proof_is "alpha beta "
     check "$run: list_commands shows beta, global active" eval "[ \"\$(listed_scopes)\" = beta,global ]"
     # Shift+T at 12 s is typed into AppB (text input): it must fire nothing. AppC gets the
@@ -145,7 +142,7 @@ EOF
     while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done
     focus AppC
     check "$run: focusing AppC sets [AppC] and text input off" \
-        wait_for 3 eval "scopes_are '[AppC]' && grep 'set text input' '$work/service.log' | tail -1 | grep -q 'off\$'"
+        wait_for 3 eval "scopes_are '[AppC]' && grep 'set text input' '$work/service.log' | tail -1 | matches 'off\$'"
     check "$run: Ctrl+Alt+T in AppC (nothing bound in AppC) runs the global command" wait_for 10 proof_is "alpha beta global "
     check "$run: Shift+T outside text input runs; the one typed into AppB did not" wait_for 10 proof_is "alpha beta global shift-t "
     end_of_run "$run" "$work"

@@ -15,22 +15,9 @@ set -euo pipefail
 packages=(sway squeekboard wvkbd grim foot dbus dbus-bin dbus-user-session xvfb xauth i3 xterm x11-utils
           at-spi2-core python3-gi gir1.2-gtk-3.0 libsystemd-dev libxcb1-dev fonts-dejavu-core
           gsettings-desktop-schemas dconf-service dconf-gsettings-backend libglib2.0-bin kwin-wayland)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing: ${missing[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    unknown=()
-    for p in "${missing[@]}"; do
-        apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]' || unknown+=("$p")
-    done
-    [ ${#unknown[@]} -eq 0 ] || die "no installation candidate for: ${unknown[*]} (Debian 12 bookworm has them all)"
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. "$DESKTOP_DIR/../scripts/apt-lib.sh"
+apt_install_missing "${packages[@]}"
 
 id "$KBD_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$KBD_USER"
 install -d -m 1777 -o root -g root /tmp/.X11-unix
-echo "desktop test host ready: user $KBD_USER (uid $(id -u "$KBD_USER")), $(sway --version 2>/dev/null | head -1)" >&2
+echo "desktop test host ready: user $KBD_USER (uid $(id -u "$KBD_USER")), $(sway --version 2>/dev/null || true)" >&2

@@ -21,7 +21,7 @@ env_file=$("$here/session.sh" start --squeekboard)
 start_time=$(since "$t0")
 check "session.env names the display, the IPC socket, the bus and the runtime dir" 4 \
     "$(grep -cE '^(WAYLAND_DISPLAY|SWAYSOCK|DBUS_SESSION_BUS_ADDRESS|XDG_RUNTIME_DIR)=.' "$env_file")"
-check "sway runs as $KBD_USER" "$KBD_USER" "$(ps -o user= -p "$(pids_named sway | head -1)")"
+check "sway runs as $KBD_USER" "$KBD_USER" "$(ps -o user= -p "$(pids_named sway | sed -n 1p)")"
 shot empty
 
 # GSettings' screen-keyboard-enabled is false in a fresh session: hidden until asked.

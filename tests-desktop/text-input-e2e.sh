@@ -23,15 +23,12 @@
 # Ends with "N passed, N failed"; exit 1 when something failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export SESSION_DIR=/tmp/kbd-desktop-text-input
 . "$here/lib.sh"
-bin=$(cd "${1:-$here/../.build/debug}" && pwd)
+throwaway_run text-input "${1:-$here/../.build/debug}" kbd-commandd-daemon kbd-commandd-agent
 shift || true
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(accessibility kwin)
-need_root_and_binaries "$bin" kbd-commandd-daemon kbd-commandd-agent
 
-work=/tmp/kbd-text-input-e2e
 cleanup() { stop_service_and_session; }
 trap cleanup EXIT
 
@@ -62,7 +59,7 @@ scenario() {
         check "$run: the GTK text field is up" start_field
         spawn_as_user "$SESSION_DIR/foot.log" foot --app-id=Other --title=private-title-other
         check "$run: the GTK window and foot are mapped" wait_for "$WAIT_SECONDS" \
-            eval "as_user swaymsg -t get_tree | grep -q '\"app_id\": \"Other\"' && as_user swaymsg -t get_tree | grep -q '\"app_id\": \"FieldApp\"'"
+            eval "as_user swaymsg -t get_tree | matches '\"app_id\": \"Other\"' && as_user swaymsg -t get_tree | matches '\"app_id\": \"FieldApp\"'"
         as_user swaymsg '[app_id=FieldApp] focus' >/dev/null
         kill -USR1 "$field_pid"
     fi

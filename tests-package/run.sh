@@ -121,7 +121,7 @@ if command -v setfacl >/dev/null && command -v getfacl >/dev/null; then
     cmd="${run_line/user:kbd-commandd:/user:nobody:}"
     cmd="${cmd/\$devnode/$scratch}"
     chmod 0660 "$scratch"
-    if $cmd && getfacl -p "$scratch" 2>/dev/null | grep -qx "user:nobody:r--" && [ "$(stat -c %a "$scratch")" = 660 ]; then
+    if $cmd && getfacl -p "$scratch" 2>/dev/null | grep -x "user:nobody:r--" >/dev/null && [ "$(stat -c %a "$scratch")" = 660 ]; then
         ok "the rule's RUN program adds user:…:r-- and leaves the mode (0660) alone"
     else
         bad "the rule's RUN program ($cmd): $(getfacl -p "$scratch" 2>&1 | tr '\n' ' ')"
@@ -151,7 +151,7 @@ if [ "$(id -u)" -eq 0 ] && ! dpkg-query -W kbd-commandd >/dev/null 2>&1 && ! get
     if out="$(dpkg -i "$deb" 2>&1)"; then
         ok "dpkg -i"
         expect "postinst created the system user kbd-commandd (shell nologin, not in group input)" \
-            bash -c 'getent passwd kbd-commandd | grep -q ":/usr/sbin/nologin$" && ! id -nG kbd-commandd | tr " " "\n" | grep -qx input'
+            bash -c 'getent passwd kbd-commandd | grep ":/usr/sbin/nologin$" >/dev/null && ! id -nG kbd-commandd | tr " " "\n" | grep -x input >/dev/null'
         expect "postinst created the group kbd-commandd" getent group kbd-commandd
         expect "postinst enabled the unit" test -L /etc/systemd/system/multi-user.target.wants/kbd-commandd.service
         expect "man finds the installed pages" man -w kbd-commandd kbd-commandd.toml kbd-commandd-daemon

@@ -16,6 +16,9 @@ public struct Config: Sendable {
     public var osk: OnScreenKeyboardSettings
     /// Where `[keymap]` is, for keymap errors; nil when the file has none.
     public var keymapLocation: SourceLocation? = nil
+    /// `[keymap]` names missing from the rules' list that libxkbcommon compiles: used, with a
+    /// warning (compileKeymap reports them).
+    public var keymapWarnings: [ConfigError.Problem] = []
     /// Where `grab = true` is, for its warning.
     public var grabLocation: SourceLocation? = nil
     /// `[settings] presence`: what counts as a hardware keyboard.

@@ -119,6 +119,7 @@ extension ConfigLoader {
         var osk = OnScreenKeyboardSettings()
         var geometry: TOMLTable?
         var keymapLocation: SourceLocation?
+        var keymapWarnings: [ConfigError.Problem] = []
         var grabLocation: SourceLocation?
         var presence = PresencePolicy.auto
         var scopes = ScopeMap()
@@ -129,6 +130,7 @@ extension ConfigLoader {
             guard let c = part.config else { continue }
             keymap = keymap.overlaying(c.keymap)
             keymapLocation = keymapLocation ?? c.keymapLocation
+            keymapWarnings += c.keymapWarnings
             func has(_ section: String, _ key: String) -> Bool {
                 if case .table(let t)? = part.root[section] { return t[key] != nil }
                 return false
@@ -158,6 +160,7 @@ extension ConfigLoader {
             if problems.isEmpty {
                 var config = Config(path: paths.first ?? files.main, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk, scopes: scopes)
                 config.keymapLocation = keymapLocation
+                config.keymapWarnings = keymapWarnings
                 config.grabLocation = grabLocation
                 config.presence = presence
                 config.textInputSource = textInputSource

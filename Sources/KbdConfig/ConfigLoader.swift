@@ -55,14 +55,22 @@ public enum ConfigLoader {
         // [keymap]
         var keymap = KeymapNames()
         var keymapLocation: SourceLocation?
+        var keymapWarnings: [ConfigError.Problem] = []
         if let entry = root.entry("keymap") {
             keymapLocation = SourceLocation(path: path, line: entry.line)
             if case .table(let t) = entry.value {
                 var lines: [String: Int] = [:]
                 defer {
-                    // Names checked against the rules' list (evdev.lst), with the nearest ones.
+                    // Names checked against the rules' list (evdev.lst), with the nearest ones, and
+                    // judged by libxkbcommon: a name it compiles is a warning, not an error.
                     if let list = XkbRulesList.load(rules: keymap.rules) {
-                        for p in list.problems(keymap) { problem(lines[p.field] ?? entry.line, "keymap.\(p.field): \(p.message)") }
+                        let found = list.problems(keymap)
+                        let compiled = found.isEmpty ? nil : (try? XkbContext()).flatMap { try? XkbKeymap(context: $0, names: keymap) }
+                        let judged = XkbRulesList.judge(found, compiled: compiled)
+                        for p in judged.errors { problem(lines[p.field] ?? entry.line, "keymap.\(p.field): \(p.message)") }
+                        keymapWarnings = judged.warnings.map {
+                            ConfigError.Problem(location: SourceLocation(path: path, line: lines[$0.field] ?? entry.line), message: "keymap.\($0.field): \($0.warning)")
+                        }
                     }
                 }
                 for e in t.entries {
@@ -223,6 +231,7 @@ public enum ConfigLoader {
             if problems.isEmpty {
                 var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk, scopes: scopes)
                 config.keymapLocation = keymapLocation
+                config.keymapWarnings = keymapWarnings
                 config.grabLocation = grabLocation
                 config.presence = presence
                 config.textInputSource = textInputSource

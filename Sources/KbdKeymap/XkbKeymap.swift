@@ -25,6 +25,8 @@ public final class XkbKeymap: @unchecked Sendable {
     let levelOne: [UInt32]
     /// Evdev codes (< 256) whose level-one keysym is a modifier in any layout.
     let modifierKeys: Bitmask
+    /// Options that matched no rule, which libxkbcommon ignored (it says so in its log).
+    public let ignoredOptions: [String]
 
     /// Compiles a keymap. The corresponding C function is `xkb_keymap_new_from_names`.
     public init(context: XkbContext, names: KeymapNames) throws(KeymapError) {
@@ -42,6 +44,7 @@ public final class XkbKeymap: @unchecked Sendable {
         self.pointer = keymap
         self.context = context
         self.names = resolved
+        ignoredOptions = Self.ignoredOptions(log)
 
         let layoutCount = Int(xkb_keymap_num_layouts(keymap))
         layoutNames = (0..<layoutCount).map { i in
@@ -90,6 +93,15 @@ public final class XkbKeymap: @unchecked Sendable {
     }
 
     deinit { xkb_keymap_unref(pointer) }
+
+    /// The options of libxkbcommon's `Unrecognized RMLVO option "NAME" was ignored` lines.
+    static func ignoredOptions(_ log: [String]) -> [String] {
+        let marker = "Unrecognized RMLVO option \""
+        return log.compactMap { line in
+            guard let start = line.firstRange(of: marker)?.upperBound, let end = line[start...].firstIndex(of: "\"") else { return nil }
+            return String(line[start..<end])
+        }
+    }
 
     public var layoutCount: Int { layoutNames.count }
 

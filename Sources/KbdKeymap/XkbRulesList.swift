@@ -57,11 +57,11 @@ public struct XkbRulesList: Sendable {
         return "/usr/share/X11/xkb"
     }
 
-    /// The list of rules `rules` (`evdev` by default); nil when it cannot be read.
+    /// The list of rules `rules` (`evdev` by default); nil when it cannot be read. Read each
+    /// time, not kept: the resident service would hold half a megabyte of names it used once.
     public static func load(rules: String?) -> XkbRulesList? {
         let name = rules.flatMap { $0.isEmpty ? nil : $0 } ?? "evdev"
         guard !name.contains("/") else { return nil }
-        if name == "evdev" { return evdev }
         return read(root + "/rules/" + name + ".lst")
     }
 
@@ -71,14 +71,41 @@ public struct XkbRulesList: Sendable {
         return list.layouts.isEmpty ? nil : list
     }
 
-    /// evdev.lst, read once.
-    static let evdev: XkbRulesList? = read(root + "/rules/evdev.lst")
-
-    /// A name that is not on the list: which field (`layout`, `variant`, `options`, `model`)
-    /// and the message, with the nearest names.
+    /// A name that is not on the list: which field (`layout`, `variant`, `options`, `model`),
+    /// the name, and the message, with the nearest names.
     public struct Problem: Sendable, Equatable {
         public var field: String
+        public var name: String
         public var message: String
+        /// The nearest names (`; did you mean …?`), or nothing.
+        public var hint: String
+
+        public init(field: String, name: String, message: String, hint: String = "") {
+            self.field = field
+            self.name = name
+            self.message = message
+            self.hint = hint
+        }
+
+        /// The text for a name libxkbcommon compiled although the list omits it: the rules
+        /// define more models, options, layouts and variants than the list names.
+        public var warning: String {
+            let what = field == "options" ? "option" : field
+            return "\(what) '\(name)' is not in \(XkbRulesList.root)/rules/evdev.lst, but libxkbcommon compiles it: using it\(hint)"
+        }
+    }
+
+    /// Judges the list's problems by what libxkbcommon did with the names, since it, not the
+    /// list, decides: when the keymap did not compile every problem is an error; when it did,
+    /// an option libxkbcommon ignored (no rule matched it) is still an error, and every other
+    /// name is accepted with a warning that keeps the nearest names.
+    public static func judge(_ problems: [Problem], compiled keymap: XkbKeymap?) -> (errors: [Problem], warnings: [Problem]) {
+        guard let keymap else { return (problems, []) }
+        var errors: [Problem] = [], warnings: [Problem] = []
+        for p in problems {
+            if p.field == "options" && keymap.ignoredOptions.contains(p.name) { errors.append(p) } else { warnings.append(p) }
+        }
+        return (errors, warnings)
     }
 
     /// Every name of `names` that is not on the list. Empty entries (`us,` or `,phonetic`) are fine.
@@ -88,7 +115,8 @@ public struct XkbRulesList: Sendable {
             (text ?? "").split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingLeadingBlanks() }
         }
         if let model = names.model, !model.isEmpty, !models.contains(where: { $0.name == model }) {
-            out.append(Problem(field: "model", message: "unknown model '\(model)'\(Self.hint(model, models))"))
+            let hint = Self.hint(model, models)
+            out.append(Problem(field: "model", name: model, message: "unknown model '\(model)'\(hint)", hint: hint))
         }
         let layoutList = items(names.layout)
         for layout in layoutList where !layout.isEmpty && !layouts.contains(where: { $0.name == layout }) {
@@ -96,7 +124,8 @@ public struct XkbRulesList: Sendable {
             let byDescription = layouts.filter { l in
                 l.description.split(whereSeparator: { "(), ".contains($0) }).contains { $0.lowercased() == layout.lowercased() }
             }
-            out.append(Problem(field: "layout", message: "unknown layout '\(layout)'\(Self.hint(layout, layouts, first: byDescription)) (see \(Self.root)/rules/evdev.lst)"))
+            let hint = Self.hint(layout, layouts, first: byDescription)
+            out.append(Problem(field: "layout", name: layout, message: "unknown layout '\(layout)'\(hint) (see \(Self.root)/rules/evdev.lst)", hint: hint))
         }
         for (i, variant) in items(names.variant).enumerated() where !variant.isEmpty {
             let layout = i < layoutList.count ? layoutList[i] : (layoutList.first ?? "us")
@@ -105,11 +134,12 @@ public struct XkbRulesList: Sendable {
             if !own.contains(where: { $0.name == variant }) {
                 let hint = Self.hint(variant, own)
                 let none = own.isEmpty ? "; layout '\(layout)' has no variants" : hint.isEmpty ? "; layout '\(layout)' has \(own.prefix(6).map(\.name).joined(separator: ", "))\(own.count > 6 ? ", …" : "")" : ""
-                out.append(Problem(field: "variant", message: "unknown variant '\(variant)' for layout '\(layout)'\(hint)\(none)"))
+                out.append(Problem(field: "variant", name: variant, message: "unknown variant '\(variant)' for layout '\(layout)'\(hint)\(none)", hint: hint))
             }
         }
         for option in items(names.options) where !option.isEmpty && !options.contains(where: { $0.name == option }) {
-            out.append(Problem(field: "options", message: "unknown option '\(option)'\(Self.hint(option, options)) (see \(Self.root)/rules/evdev.lst)"))
+            let hint = Self.hint(option, options)
+            out.append(Problem(field: "options", name: option, message: "unknown option '\(option)'\(hint) (see \(Self.root)/rules/evdev.lst)", hint: hint))
         }
         return out
     }

@@ -47,9 +47,12 @@ func maxClients(_ wanted: Int, logger: Logger) -> Int {
 }
 
 /// Names given on the command line and in `XKB_DEFAULT_*` are checked against the rules' list
-/// (the config's were checked when it loaded); a keymap xkbcommon cannot compile is one error
-/// with xkbcommon's reasons, at the config's `[keymap]` line when the names came from there.
-public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String]) throws -> XkbKeymap {
+/// (the config's were checked when it loaded) and judged by libxkbcommon: a keymap it cannot
+/// compile is one error with the list's nearest names or xkbcommon's reasons (at the config's
+/// `[keymap]` line when the names came from there), and so is an option it ignored; any other
+/// name the list omits but libxkbcommon compiles is used, and `warn` gets one line for it.
+public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String],
+                          warn: (String) -> Void = { _ in }) throws -> XkbKeymap {
     let resolved = KeymapNames.resolve(commandLine: commandLine, config: config.keymap, environment: environment)
     // Only what the environment decides (nothing above it names that field).
     let e = KeymapNames.fromEnvironment(environment), c = config.keymap
@@ -58,23 +61,34 @@ public func compileKeymap(commandLine: KeymapNames, config: Config, environment:
         rules: nil, model: commandLine.model ?? c.model == nil ? e.model : nil, layout: layoutAbove ? nil : e.layout,
         variant: layoutAbove ? nil : e.variant, options: commandLine.options ?? c.options == nil ? e.options : nil)
     // The rules' list is read only when there is a name to check (reading it costs the
-    // resident service about half a megabyte of heap it keeps).
+    // resident service about half a megabyte of heap while it is held).
     let named = [commandLine.model, commandLine.layout, commandLine.variant, commandLine.options,
                  env.model, env.layout, env.variant, env.options].contains { $0 != nil }
+    var problems: [(label: String, problem: XkbRulesList.Problem)] = []
     if named, let list = XkbRulesList.load(rules: resolved.rules) {
-        var problems = list.problems(commandLine).map { "--\($0.field): \($0.message)" }
-        problems += list.problems(env).map { "XKB_DEFAULT_\($0.field == "options" ? "OPTIONS" : $0.field.uppercased()): \($0.message)" }
-        if !problems.isEmpty { throw KeymapError(message: problems.joined(separator: "\n")) }
+        problems = list.problems(commandLine).map { ("--\($0.field)", $0) }
+            + list.problems(env).map { ("XKB_DEFAULT_\($0.field == "options" ? "OPTIONS" : $0.field.uppercased())", $0) }
+    }
+    func text(_ list: [(label: String, problem: XkbRulesList.Problem)], _ message: (XkbRulesList.Problem) -> String) -> String {
+        list.map { "\($0.label): \(message($0.problem))" }.joined(separator: "\n")
     }
     let context = try XkbContext()
+    let keymap: XkbKeymap
     do {
-        return try XkbKeymap(context: context, names: resolved)
+        keymap = try XkbKeymap(context: context, names: resolved)
     } catch {
+        if !problems.isEmpty { throw KeymapError(message: text(problems, \.message)) }
         if let location = config.keymapLocation, commandLine.layout == nil {
             throw KeymapError(message: "\(location): keymap: \(error.message)")
         }
         throw error
     }
+    let judged = XkbRulesList.judge(problems.map(\.problem), compiled: keymap)
+    let errors = problems.filter { p in judged.errors.contains(p.problem) }
+    if !errors.isEmpty { throw KeymapError(message: text(errors, \.message)) }
+    for w in config.keymapWarnings { warn(w.description) }
+    for p in problems { warn("\(p.label): \(p.problem.warning)") }  // every one is a warning here
+    return keymap
 }
 
 /// The service process: logging, sd_notify, signals, and the daemon's event loop.
@@ -105,15 +119,17 @@ public enum Service {
 
     /// How the service (re)loads its config: strict file trust; the keymap compiled again
     /// only when its names changed; the file parsed again only when it changed.
-    public static func loader(configPath: String, keymap keymapNames: KeymapNames, environment: [String: String])
+    public static func loader(configPath: String, keymap keymapNames: KeymapNames, environment: [String: String],
+                              warn: @escaping (String) -> Void = { _ in })
         -> () throws -> KeyboardDaemon.Loaded
     {
-        loader(files: .single(configPath), keymap: keymapNames, environment: environment)
+        loader(files: .single(configPath), keymap: keymapNames, environment: environment, warn: warn)
     }
 
     /// The same for a main file and its drop-ins: parsed again when any file changed, or a
     /// drop-in came or went.
-    public static func loader(files: ConfigFiles, keymap keymapNames: KeymapNames, environment: [String: String])
+    public static func loader(files: ConfigFiles, keymap keymapNames: KeymapNames, environment: [String: String],
+                              warn: @escaping (String) -> Void = { _ in })
         -> () throws -> KeyboardDaemon.Loaded
     {
         // A reload compiles the keymap again only when the names changed (a flood of reload
@@ -132,7 +148,7 @@ public enum Service {
             if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
                 keymap = last
             } else {
-                keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment)
+                keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment, warn: warn)
                 lastKeymap = keymap
             }
             // Two chords that are one press on this keymap: only one could fire (as `check` says).
@@ -160,7 +176,7 @@ public enum Service {
         let files = options.configFiles(environment: environment)
         let configPath = files.description
         let keymapNames = options.keymap
-        let load = loader(files: files, keymap: keymapNames, environment: environment)
+        let load = loader(files: files, keymap: keymapNames, environment: environment, warn: { logger.warning("\($0)") })
         var socketPath: String? = options.socket
         if socketPath == nil && !options.noSocket {
             let isRoot = geteuid() == 0

@@ -23,9 +23,13 @@ struct KeymapOptions: ParsableArguments {
         KeymapNames(rules: rules, model: model, layout: layout, variant: variant, options: options)
     }
 
-    /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
+    /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us. Names the
+    /// rules' list omits but libxkbcommon compiles are used, with a warning on stderr.
     func keymap(config: Config, environment: [String: String]) throws -> XkbKeymap {
-        try compileKeymap(commandLine: names, config: config, environment: environment)
+        let stderr = FileOutput.standardError()
+        return try compileKeymap(commandLine: names, config: config, environment: environment) { warning in
+            stderr.write("Warning: \(warning.escapingControlCharacters)\n")
+        }
     }
 }
 

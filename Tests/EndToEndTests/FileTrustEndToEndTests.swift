@@ -31,6 +31,29 @@ final class EndToEndDirectory {
         close(fd)
         return p
     }
+
+    /// Copies the file at `source` to `name` in this directory with `mode` and returns the path:
+    /// how a test hands a built program to another uid, which cannot enter a clone kept in a
+    /// 0700 directory (a Debian 12 home, /root).
+    func copy(_ source: String, to name: String, mode: mode_t = 0o755) -> String {
+        let p = path + "/" + name
+        unlink(p)
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let output = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        precondition(input >= 0 && output >= 0, "cannot copy \(source) to \(p)")
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+            precondition(n >= 0, "cannot read \(source)")
+            if n == 0 { break }
+            let written = buffer.withUnsafeBytes { Glibc.write(output, $0.baseAddress, n) }
+            precondition(written == n, "cannot write \(p)")
+        }
+        fchmod(output, mode)
+        close(input)
+        close(output)
+        return p
+    }
 }
 
 /// The service's config must be trusted like sshd's StrictModes wants (issue 17, D12): it runs

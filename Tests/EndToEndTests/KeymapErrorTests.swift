@@ -30,4 +30,23 @@ import Testing
         }
     }
 
+    /// Issue 23: `--model evdev` (what libxkbcommon's own tests compile) was refused with
+    /// "unknown model 'evdev'", exit 78. It compiles, so it is used, with one warning.
+    @Test func namesXkbcommonCompilesAreWarnedAboutNotRefused() throws {
+        var warnings: [String] = []
+        let keymap = try compileKeymap(commandLine: KeymapNames(model: "evdev"), config: .empty(), environment: ["XKB_DEFAULT_OPTIONS": "grp:shift_toggle"]) { warnings.append($0) }
+        #expect(keymap.names.model == "evdev")
+        #expect(warnings == [
+            "--model: model 'evdev' is not in /usr/share/X11/xkb/rules/evdev.lst, but libxkbcommon compiles it: using it",
+            "XKB_DEFAULT_OPTIONS: option 'grp:shift_toggle' is not in /usr/share/X11/xkb/rules/evdev.lst, but libxkbcommon compiles it: using it; did you mean 'grp:shifts_toggle' (Both Shift together), 'grp:lshift_toggle' (Left Shift) or 'grp:rshift_toggle' (Right Shift)?",
+        ])
+    }
+
+    /// A config's warning reaches the same callback (the service logs it; the CLI prints it).
+    @Test func configWarningsReachTheCallback() throws {
+        let config = try ConfigLoader.parse("[keymap]\nmodel = \"evdev\"\n", path: "k.toml")
+        var warnings: [String] = []
+        _ = try compileKeymap(commandLine: KeymapNames(), config: config, environment: [:]) { warnings.append($0) }
+        #expect(warnings == ["k.toml:2: keymap.model: model 'evdev' is not in /usr/share/X11/xkb/rules/evdev.lst, but libxkbcommon compiles it: using it"])
+    }
 }

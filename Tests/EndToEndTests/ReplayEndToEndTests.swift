@@ -101,6 +101,16 @@ struct ReplayEndToEndTests {
         unlink(dir)
     }
 
+    /// Issue 23: the CLI refused `--model evdev` (exit 78, "unknown model 'evdev'") although
+    /// libxkbcommon compiles it. Now it replays, with one warning line on stderr.
+    @Test func aModelTheListOmitsReplaysWithAWarning() {
+        let rec = Paths.recording("cros-autotest--keyboard_ctrl+shift+q.events-only.evemu")
+        let r = runTool(["replay", rec, "--rules", "evdev", "--model", "evdev", "--layout", "us"])
+        #expect(r.status == 0)
+        #expect(r.stderr == "Warning: --model: model 'evdev' is not in /usr/share/X11/xkb/rules/evdev.lst, but libxkbcommon compiles it: using it\n")
+        #expect(r.stdout.contains("Ctrl+Shift+Q"))
+    }
+
     @Test(arguments: [
         // (arguments, exit status, stderr)
         (["replay"], 64 as Int32, "Error: Missing expected argument '<file> ...'"),

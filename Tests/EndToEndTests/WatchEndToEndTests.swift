@@ -165,7 +165,9 @@ struct WatchEndToEndTests {
         #expect(squatter.accept(seconds: 0) == -1)
     }
 
-    /// A real service run by another user (uid 65534) on a socket `watch` is pointed at.
+    /// A real service run by another user (uid 65534) on a socket `watch` is pointed at. That
+    /// user runs a copy of the build in the test's 0755 directory: the clone itself may sit in a
+    /// directory it cannot enter (/root, a 0700 Debian home).
     @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && getpwnam("kbd-commandd") == nil))
     func watchRefusesAServerOfAnotherUser() throws {
         let dir = EndToEndDirectory()
@@ -176,11 +178,13 @@ struct WatchEndToEndTests {
         chown(socketDir, 65534, 65534)
         defer { unlink(socketDir + "/s"); rmdir(socketDir) }
         let log = dir.path + "/log"
+        let service = dir.copy(Paths.executable, to: "kbd-commandd")
+        _ = dir.copy(Paths.builtProduct("kbd-commandd-daemon"), to: "kbd-commandd-daemon")  // what `run` execs
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let words = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", Paths.executable, "run", "--config", config,
+        let words = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", service, "run", "--config", config,
                      "--socket", socketDir + "/s", "--input-dir", "/nonexistent"]
         let argv = words.map { strdup($0) } + [nil]
         var pid = pid_t()
