@@ -39,6 +39,12 @@ for f in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /us
          /usr/share/doc/kbd-commandd/copyright; do
     expect "package ships $f" test -s "$R$f"
 done
+# The licence: MIT at the top of the source, and the package's copyright file in Debian's
+# machine-readable format naming it (lintian checks the format's syntax too).
+expect "the source has a LICENSE (MIT)" grep -q "^MIT License" LICENSE
+expect "copyright is machine-readable (DEP-5) and names the Expat licence" \
+    bash -c 'sed -n 1p "$0" | grep -x "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" >/dev/null && grep -x "License: Expat" "$0" >/dev/null' \
+    "$R/usr/share/doc/kbd-commandd/copyright"
 expect "config.toml is a conffile" grep -qx /etc/kbd-commandd/config.toml "$R/DEBIAN/conffiles"
 for s in postinst postrm prerm; do expect "$s parses (sh -n)" sh -n "$R/DEBIAN/$s"; done
 expect "postinst creates the user and group" grep -q "adduser --system" "$R/DEBIAN/postinst"
