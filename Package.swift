@@ -105,13 +105,13 @@ let package = Package(
         ),
         .target(
             name: "KbdControl",
-            dependencies: ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline"],
+            dependencies: ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
             swiftSettings: crossModule
         ),
         .target(
             name: "KbdDaemon",
             dependencies: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                           "KbdGeometry", "KbdJSON", "CLinux", .product(name: "Logging", package: "swift-log")],
+                           "KbdGeometry", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: hotPath
         ),
         .target(

@@ -32,6 +32,24 @@ static inline int kbd_peer_credentials(int fd, struct kbd_peer *out) {
    in the child, through close_range(2). */
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int);
 
+/* A forked child keeps only what it needs: `keep` moves to descriptor 3 (unless it is
+   below 3), and every descriptor above the kept ones is closed (close_range(2), Linux 5.9;
+   one close(2) each on older kernels). Returns where `keep` is now. */
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+static inline int kbd_close_inherited(int keep) {
+    int kept = keep;
+    if (keep > 3) { if (dup2(keep, 3) < 0) return -1; kept = 3; }
+    else if (keep < 3 && keep >= 0) { kept = keep; }
+    int from = kept >= 3 ? kept + 1 : 3;
+    if (syscall(SYS_close_range, (unsigned)from, ~0U, 0) != 0) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (int fd = from; fd < (max > 0 ? max : 1024); fd++) close(fd);
+    }
+    return kept;
+}
+
 /* pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process exits,
    so children are reaped by pid without a race and without SIGCHLD. */
 #ifndef SYS_pidfd_open

@@ -81,9 +81,13 @@ final class AgentLoop {
     private let runner: CommandRunner
     private let osk: OnScreenKeyboard
     private var config: Config?
-    private var socket: Int32 = -1
-    private let input = LineBuffer(maxLineBytes: 1 << 20)
-    private var backoffMilliseconds = 100
+    /// The service's socket; connected only to a server of root, the service's user or this user.
+    private let client: ControlClient
+    private var backoff = ReconnectBackoff()
+    /// The ids registered on this connection: a `command` event for any other id is ignored.
+    private var registeredIDs: Set<String> = []
+    /// The refusal said once (at WARNING); later attempts wait quietly.
+    private var saidRefusal = false
     private var stop = false
     private var ready: [Epoll.Ready] = []
     /// Where the focused window comes from (nil: no desktop interface found).
@@ -103,6 +107,7 @@ final class AgentLoop {
     init(configPath: String, socketPath: String, environment: [String: String], logger: Logger) throws {
         self.configPath = configPath
         self.socketPath = socketPath
+        client = ControlClient(path: socketPath)
         self.logger = logger
         epoll = try Epoll()
         signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
@@ -126,7 +131,7 @@ final class AgentLoop {
     }
 
     deinit {
-        if socket >= 0 { close(socket) }
+        client.disconnect()
         if inotify >= 0 { close(inotify) }
         close(timer)
         close(signals)
@@ -248,119 +253,108 @@ final class AgentLoop {
     // MARK: - The service's socket
 
     private func connect() {
-        guard socket < 0 else { return }
-        do {
-            let fd = try UnixSocketAddress(path: socketPath).connect()
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            socket = fd
-            try epoll.add(fd, token: Token.socket)
-            backoffMilliseconds = 100
-            logger.info("connected to \(socketPath)")
-            send(#"{"request":"subscribe","events":["presence","geometry"]}"#)
-            sentScopes = nil
-            sentTextInput = nil
-            applyFocus()
-            register()
+        guard !client.isConnected else { return }
+        do throws(ControlClientError) {
+            try client.connect(nonBlocking: true)
         } catch {
-            if backoffMilliseconds == 100 { logger.info("waiting for the service at \(socketPath) (\(error.message))") }
-            _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
-            backoffMilliseconds = min(backoffMilliseconds * 2, 5000)
+            // A server of another uid is never sent the table nor believed: say so once, loudly.
+            if case .untrustedServer = error.kind {
+                if !saidRefusal { logger.warning("\(error.message); waiting for the real service") }
+                saidRefusal = true
+            } else if backoff.delayMilliseconds == backoff.initial {
+                logger.info("waiting for the service at \(socketPath) (\(error.message))")
+            }
+            return arm(backoff.failed())
         }
+        do { try epoll.add(client.fd, token: Token.socket) } catch {
+            client.disconnect()
+            logger.warning("cannot watch the service's socket: \(error.message)")
+            return arm(backoff.failed())
+        }
+        backoff.connected(now: monotonicNow().microseconds / 1000)
+        saidRefusal = false
+        logger.info("connected to \(socketPath)")
+        client.send(.subscribe([.presence, .geometry]))
+        sentScopes = nil
+        sentTextInput = nil
+        applyFocus()
+        register()
+    }
+
+    private func arm(_ milliseconds: Int) {
+        _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(milliseconds) * 1000)
     }
 
     private func disconnected(_ reason: String) {
-        epoll.remove(socket)
-        close(socket)
-        socket = -1
-        input.reset()
+        if client.fd >= 0 { epoll.remove(client.fd) }
+        client.disconnect()
+        registeredIDs = []
         logger.warning("lost the service (\(reason)); reconnecting")
         // Presence is unknown without the service: the on-screen keyboard comes back.
         osk.forgetPresence()
-        _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
+        arm(backoff.disconnected(now: monotonicNow().microseconds / 1000))
     }
 
-    private func send(_ line: String) {
-        guard socket >= 0 else { return }
-        let bytes = Array((line + "\n").utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n > 0 { sent += n; continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && errno == EAGAIN {
-                // The service reads every client within a turn; wait for room.
-                var p = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
-                if poll(&p, 1, 1000) > 0 { continue }
-            }
-            disconnected("cannot send: \(SystemError(operation: "send", errno: errno).message)")
-            return
-        }
+    private func send(_ request: ControlRequest) {
+        guard client.isConnected else { return }
+        if !client.send(request) { disconnected("cannot send to the service") }
     }
 
     /// Sends the table (without `run`: the agent keeps that) to the service.
     private func register() {
-        guard socket >= 0 else { return }
-        var items: [JSONValue] = []
-        for c in config?.table.commands ?? [] {
-            var o = JSONObject([("id", .string(c.id)), ("title", .string(c.title)), ("keys", .string(c.keysText)), ("scope", .string(c.scope))])
-            if c.repeat { _ = o.updateValue(.bool(true), forKey: "repeat") }
-            if c.priorityOverTextInput { _ = o.updateValue(.bool(true), forKey: "priority_over_text_input") }
-            items.append(.object(o))
+        guard client.isConnected else { return }
+        let commands = config?.table.commands ?? []
+        let specs = commands.map {
+            ControlRequest.CommandSpec(id: $0.id, title: $0.title, keys: $0.keysText, scope: $0.scope, repeat: $0.repeat,
+                                       priorityOverTextInput: $0.priorityOverTextInput)
         }
-        var request = JSONObject([("request", .string("register")), ("commands", .array(items))])
-        if let timeout = config?.table.sequenceTimeoutMilliseconds, timeout != CommandTable.defaultSequenceTimeoutMilliseconds {
-            _ = request.updateValue(.number(Double(timeout)), forKey: "sequence_timeout_ms")
-        }
-        send(JSONValue.object(request).serialized())
+        var timeout: Int?
+        if let t = config?.table.sequenceTimeoutMilliseconds, t != CommandTable.defaultSequenceTimeoutMilliseconds { timeout = t }
+        registeredIDs = Set(commands.map(\.id))
+        send(.register(commands: specs, sequenceTimeoutMilliseconds: timeout))
     }
 
     private func readSocket() {
-        switch input.read(from: socket, budget: 65536) {
-        case .bytes: break
-        case .again: return
-        case .eof: return disconnected("the service closed the connection")
-        case .error(let e): return disconnected(SystemError(operation: "read", errno: e).message)
-        }
+        if case .closed(let reason) = client.read() { return disconnected(reason) }
         while true {
-            switch input.nextLine() {
-            case .line(let bytes): handle(String(decoding: bytes, as: UTF8.self))
-            case .tooLong: return disconnected("a line from the service longer than 1 MiB")
-            case .none: return
+            let line: ControlLine?
+            do { line = try client.nextLine() } catch { return disconnected(error.message) }
+            guard let line else { return }
+            switch line {
+            case .reply(let reply): handle(reply)
+            case .event(let event): handle(event)
             }
         }
     }
 
-    private func handle(_ line: String) {
-        guard case .object(let o)? = try? JSONValue.parse(line) else { return }
-        if let reply = o["reply"]?.stringValue {
-            let ok = o["ok"].map { $0 == .bool(true) } ?? false
-            switch reply {
-            case "register":
-                if ok {
-                    var shadowed: [String] = []
-                    if case .array(let a)? = o["shadowed"] { shadowed = a.compactMap(\.stringValue) }
-                    let count = o["commands"]?.serialized() ?? "0"
-                    if shadowed.isEmpty {
-                        logger.info("registered \(count) commands")
-                    } else {
-                        logger.warning("registered \(count) commands; the service's own table binds the chords of \(shadowed.joined(separator: ", ")) too, and those will not fire")
-                    }
-                } else {
-                    logger.error("the service refused the table: \(o["error"]?.stringValue ?? "?")")
-                }
-            case "subscribe":
-                if case .bool(let present)? = o["hardware_keyboard"] { presence(present) }
-                if !ok { logger.error("the service refused to tell presence: \(o["error"]?.stringValue ?? "?")") }
-            default:
-                if !ok { logger.warning("the service: \(o["error"]?.stringValue ?? line)") }
+    private func handle(_ reply: ControlReply) {
+        switch reply {
+        case .register(let count, let shadowed):
+            if shadowed.isEmpty {
+                logger.info("registered \(count) commands")
+            } else {
+                logger.warning("registered \(count) commands; the service's own table binds the chords of \(shadowed.joined(separator: ", ")) too, and those will not fire")
             }
-            return
+        case .subscribe(let state):
+            presence(state.hardwareKeyboard)
+        case .refused("register", let message):
+            registeredIDs = []
+            logger.error("the service refused the table: \(message)")
+        case .refused("subscribe", let message):
+            logger.error("the service refused to tell presence: \(message)")
+        default:
+            if let error = reply.error { logger.warning("the service: \(error)") }
         }
-        switch o["event"]?.stringValue {
-        case "presence":
-            if case .bool(let present)? = o["hardware_keyboard"] { presence(present) }
-        case "command":
-            guard let id = o["id"]?.stringValue, let command = config?.table.command(id: id) else { return }
+    }
+
+    private func handle(_ event: ControlEvent) {
+        switch event.payload {
+        case .presence(let present, _):
+            presence(present)
+        case .command(let id, _, _, _):
+            // Only what this connection registered: not an id of an older table or of a config
+            // that failed to register.
+            guard registeredIDs.contains(id), let command = config?.table.command(id: id) else { return }
             logger.info("command \(id)")
             if !command.run.isEmpty { runner.run(command.run, commandID: id) }
         default:
@@ -405,17 +399,16 @@ final class AgentLoop {
     /// desktop says of the focused widget, unless `[scopes]` marks the app) when they differ
     /// from what the service has. Logged without the window's title.
     private func applyFocus() {
-        guard socket >= 0 else { return }
+        guard client.isConnected else { return }
         let active = (config?.scopes ?? ScopeMap()).resolve(app: focused?.app, title: focused?.title, desktopTextInput: desktopTextInput)
         if focus != nil || sentScopes != nil, active.scopes != sentScopes {
-            let request = JSONObject([("request", .string("set_scopes")), ("scopes", .array(active.scopes.map { .string($0) }))])
-            send(JSONValue.object(request).serialized())
+            send(.setScopes(active.scopes))
             sentScopes = active.scopes
             logger.debug("focus: \(focused.map { "app \($0.app)" } ?? "no window") -> scopes [\(active.scopes.joined(separator: ", "))]")
             scopesSent?(active.scopes)
         }
         if active.textInput != (sentTextInput ?? false) {
-            send(#"{"request":"set_text_input","active":\#(active.textInput)}"#)
+            send(.setTextInput(active.textInput))
             sentTextInput = active.textInput
             logger.debug("text input \(active.textInput ? "on" : "off")")
         }

@@ -29,13 +29,15 @@ enum DesktopProcess {
         }
         let pid = fork()
         if pid == 0 {
-            close(fds[0])
+            // Nothing of the agent's stays open here (its service connection, the focus
+            // sockets, other children's pipes): only the answer's pipe.
+            let output = kbd_close_inherited(fds[1])
             var answer: String
             do { answer = "+" + (try body()) } catch { answer = "-\(error)" }
             var bytes = Array(answer.utf8.prefix(maxAnswerBytes))
             var written = 0
             while written < bytes.count {
-                let n = bytes.withUnsafeMutableBytes { write(fds[1], $0.baseAddress! + written, $0.count - written) }
+                let n = bytes.withUnsafeMutableBytes { write(output, $0.baseAddress! + written, $0.count - written) }
                 if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else { break }
             }
             bytes.removeAll()

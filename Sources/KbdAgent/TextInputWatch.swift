@@ -90,7 +90,9 @@ final class TextInputWatch {
         let parent = getpid()
         let pid = fork()
         if pid == 0 {
-            close(fds[0])
+            // Nothing of the agent's stays open here (its service connection, the focus
+            // sockets, other children's pipes): only the pipe to the agent.
+            let output = kbd_close_inherited(fds[1])
             _ = kbd_prctl_pdeathsig(SIGTERM)
             if getppid() != parent { _exit(0) }
             // The agent's signal mask (signalfd) is inherited: SIGTERM must end the child.
@@ -99,7 +101,7 @@ final class TextInputWatch {
             sigaddset(&set, SIGTERM)
             sigprocmask(SIG_UNBLOCK, &set, nil)
             signal(SIGPIPE, SIG_DFL)
-            TextInputProducer(output: fds[1]).run(source: source)
+            TextInputProducer(output: output).run(source: source)
             _exit(0)
         }
         close(fds[1])

@@ -329,20 +329,15 @@ public enum ConfigLoader {
             problem(e.line, "unknown key '\(e.key)' in [[command]]\(hint(e.key, commandKeys)); expected one of \(commandKeys.joined(separator: ", "))")
             ok = false
         }
-        func string(_ key: String, required: Bool) -> (String, Int)? {
-            guard let e = t.entry(key) else {
-                if required {
-                    problem(t.line, "[[command]] needs '\(key)'")
-                    ok = false
-                }
-                return nil
-            }
-            guard case .string(let s) = e.value, !s.isEmpty else {
+        // Types here; what the values must be in CommandFields, shared with registered tables.
+        func string(_ key: String) -> String? {
+            guard let e = t.entry(key) else { return nil }
+            guard case .string(let s) = e.value else {
                 problem(e.line, "\(key): expected a non-empty string, found \(e.value.kindDescription)")
                 ok = false
                 return nil
             }
-            return (s, e.line)
+            return s
         }
         func bool(_ key: String) -> Bool {
             guard let e = t.entry(key) else { return false }
@@ -353,10 +348,7 @@ public enum ConfigLoader {
             }
             return b
         }
-        let id = string("id", required: true)
-        let title = string("title", required: false)
-        let keys = string("keys", required: true)
-        let scope = string("scope", required: false)
+        let id = string("id"), title = string("title"), keys = string("keys"), scope = string("scope")
         let rep = bool("repeat")
         let priority = bool("priority_over_text_input")
         var run: [String] = []
@@ -368,21 +360,12 @@ public enum ConfigLoader {
                 ok = false
             }
         }
-        var chords: [ChordKey] = []
-        if let (text, line) = keys {
-            do { chords = try ChordKey.parseSequence(text) } catch {
-                problem(line, "keys = \(error.description)")
-                ok = false
-            }
+        // A field of the wrong type was reported above: not "needs 'id'" as well.
+        guard ok else { return nil }
+        return CommandFields.command(
+            id: id, title: title, keys: keys, scope: scope, repeat: rep, priorityOverTextInput: priority,
+            run: run, location: SourceLocation(path: path, line: t.line)) { field, message in
+            problem(t.entry(field)?.line ?? t.line, message)
         }
-        guard ok, let (idText, _) = id, let (keysText, _) = keys else { return nil }
-        if let s = scope?.0, s.contains(where: { $0 == "," || $0 == " " }) {
-            problem(scope!.1, "scope: expected one scope name without commas or spaces, found '\(s)'")
-            return nil
-        }
-        return Command(
-            id: idText, title: title?.0 ?? idText, keys: chords, keysText: keysText,
-            scope: scope?.0 ?? CommandTable.globalScope, repeat: rep, priorityOverTextInput: priority, run: run,
-            location: SourceLocation(path: path, line: t.line))
     }
 }

@@ -1,7 +1,7 @@
 import KbdCore
 import KbdSystem
 import KbdControl
-import KbdJSON
+import KbdPipeline
 import Logging
 import CLinux
 #if canImport(Glibc)
@@ -32,7 +32,7 @@ final class ControlServer {
         let input: LineBuffer
         private(set) var output: [UInt8] = []
         private var head = 0
-        var subscriptions: Set<String> = []
+        var subscriptions: Set<PipelineEvent.Kind> = []
         /// Registered for writability (output is waiting for the socket).
         fileprivate(set) var wantsWritable = false
         /// Not read while its unread replies pile up.
@@ -227,7 +227,7 @@ final class ControlServer {
                 continue
             }
             guard clients.count < maxClients else {
-                let line = ControlReply.line("error", ["error": .string("too many clients (\(maxClients))")], ok: false) + "\n"
+                let line = ControlReply.refused(name: "error", message: "too many clients (\(maxClients))").line + "\n"
                 _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                 close(fd)
                 logger.warning("control: refused a client (uid \(cred.uid)): already \(maxClients) clients")

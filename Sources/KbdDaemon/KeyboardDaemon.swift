@@ -6,7 +6,6 @@ public import KbdPipeline
 public import KbdConfig
 import KbdControl
 import KbdGeometry
-import KbdJSON
 public import Logging
 import CLinux
 #if canImport(Glibc)
@@ -96,14 +95,9 @@ public final class KeyboardDaemon {
     private var accessChecks: [String: EventTime] = [:]
     static let accessGraceMilliseconds = 2000
     private var externals: [UInt64: (Int32, () -> Void)] = [:]
-    /// Scopes and text input as each client set them, most recent last: for the system
-    /// table the last setter wins, and a client's claim leaves with it (D15). A client's own
-    /// claim also routes its own registered table (a session agent's: its session's focused
-    /// window), whoever set the system table's last.
-    private var scopeClaims: [(client: Int, scopes: [String])] = []
-    private var textInputClaims: [(client: Int, active: Bool)] = []
-    private var scopes: [String] { scopeClaims.last?.scopes ?? [] }
-    private var textInput: Bool { textInputClaims.last?.active ?? false }
+    /// The control socket's rules and the claims clients hold (scopes, text input, users'
+    /// tables): the daemon applies what it decides to the pipeline.
+    private let session = ControlSession()
     /// The result of a reload already done in this turn of the loop: repeated requests share it.
     private var reloadThisTurn: ReloadOutcome?
     private var stopRequested = false
@@ -421,9 +415,8 @@ public final class KeyboardDaemon {
 
     private func broadcast(_ event: PipelineEvent) {
         guard let control else { return }
-        let kind = event.kind
         var line: String?
-        for client in control.clients.values where client.subscriptions.contains(kind) {
+        for client in control.clients.values where client.subscriptions.contains(event.eventKind) {
             if line == nil { line = EventFormatter.json(event) }
             switch control.send(line!, to: client) {
             case .sent: break
@@ -447,15 +440,7 @@ public final class KeyboardDaemon {
         if let reason { logger.warning("control: disconnecting client \(client.id): \(reason)") }
         control.remove(client)
         // What the client claimed leaves with it.
-        let scopesBefore = scopes
-        let textInputBefore = textInput
-        scopeClaims.removeAll { $0.client == client.id }
-        textInputClaims.removeAll { $0.client == client.id }
-        pipeline.setUserTable(nil, owner: client.id)
-        pipeline.setScopes(nil, owner: client.id)
-        pipeline.setTextInputActive(nil, owner: client.id)
-        if scopes != scopesBefore { pipeline.setScopes(scopes) }
-        if textInput != textInputBefore { pipeline.setTextInputActive(textInput) }
+        apply(session.disconnected(client.id), for: client)
     }
 
     private func clientReady(_ client: ControlServer.Client, events: UInt32) {
@@ -483,135 +468,47 @@ public final class KeyboardDaemon {
 
     /// Handles one request line; returns the reply line.
     private func handle(_ line: String, from client: ControlServer.Client) -> String {
-        let request: ControlRequest
-        do { request = try ControlRequest.parse(line) } catch {
-            return reply("error", ["error": .string(error.message)], ok: false)
-        }
-        if !client.trusted, let refusal = Self.userRefusal(request) {
-            return reply("error", ["error": .string("\(refusal) (uid \(client.uid) may register its own commands, subscribe to presence and geometry, set scopes and text input, list commands and ping)")], ok: false)
-        }
-        switch request {
-        case .register(let specs, let timeout):
-            return register(specs, timeout: timeout, for: client)
-        case .subscribe(let kinds):
-            if kinds.contains("key") && !options.allowKeyEvents {
-                return reply("subscribe", ["error": .string("key events carry typed text; the daemon was not started with --allow-key-events")], ok: false)
-            }
-            client.subscriptions = kinds
-            // The state now, so a client that connects (or reconnects) needs no change to learn it.
-            var fields: [String: JSONValue] = ["events": .array(kinds.sorted().map { .string($0) }),
-                                               "hardware_keyboard": .bool(pipeline.presence.reported),
-                                               "reason": .string(pipeline.presence.reason.rawValue)]
-            if let geometry = pipeline.geometry { fields["geometry"] = .object(geometry.report.jsonObject()) }
-            return reply("subscribe", fields)
-        case .setScopes(let list):
-            let before = scopes
-            scopeClaims.removeAll { $0.client == client.id }
-            scopeClaims.append((client.id, list))
-            if scopes != before { pipeline.setScopes(scopes) }
-            pipeline.setScopes(list, owner: client.id)
-            // Scope names only: a focus-following agent never sends window titles.
-            logger.debug("control: client \(client.id) (uid \(client.uid)) set scopes [\(list.joined(separator: ", "))]")
-            return reply("set_scopes", ["scopes": .array(list.map { .string($0) })])
-        case .setTextInput(let active):
-            let before = textInput
-            textInputClaims.removeAll { $0.client == client.id }
-            textInputClaims.append((client.id, active))
-            if textInput != before { pipeline.setTextInputActive(textInput) }
-            pipeline.setTextInputActive(active, owner: client.id)
-            logger.debug("control: client \(client.id) (uid \(client.uid)) set text input \(active ? "on" : "off")")
-            return reply("set_text_input", ["active": .bool(active)])
-        case .listCommands:
-            return reply("list_commands", listCommands(for: client))
-        case .listDevices:
-            return reply("list_devices", ["devices": .array(deviceList().map(\.jsonValue))])
-        case .reload:
+        let peer = ControlSession.Peer(id: client.id, uid: client.uid, trusted: client.trusted)
+        let view = ControlSession.View(
+            hardwareKeyboard: pipeline.presence.reported, presenceReason: pipeline.presence.reason.rawValue,
+            geometry: pipeline.geometry?.report.jsonObject(), systemTable: pipeline.table, allowKeyEvents: options.allowKeyEvents,
+            devices: { [unowned self] in self.deviceList().map(\.jsonValue) })
+        let outcome = session.handle(line, from: peer, view: view)
+        var reply = outcome.reply
+        if apply(outcome.effects, for: client) {
             // A flood of reload requests compiles the config once per turn of the loop.
-            let outcome = reloadThisTurn ?? reloadOutcome()
-            reloadThisTurn = outcome
-            var fields: [String: JSONValue] = ["commands": .number(Double(pipeline.table.commands.count))]
-            if case .refused(let reason) = outcome { fields["error"] = .string(reason) }
-            return reply("reload", fields, ok: outcome == .reloaded)
-        case .ping:
-            return reply("ping", [:])
+            let result = reloadThisTurn ?? reloadOutcome()
+            reloadThisTurn = result
+            var refusal: String?
+            if case .refused(let reason) = result { refusal = reason }
+            reply = ControlSession.reloaded(commands: pipeline.table.commands.count, refusal: refusal)
         }
+        return (reply ?? .ping).line
     }
 
-    /// `list_commands`: the service's table in the responder-chain order now active, with
-    /// `scopes` (global last) and `text_input`; a client with a registered table also gets
-    /// it as `user_commands` with the scopes routing it (`user_scopes`, `user_text_input`).
-    /// A user's client sees its own scopes, never what another user's session focused.
-    private func listCommands(for client: ControlServer.Client) -> [String: JSONValue] {
-        func chain(_ list: [String]) -> JSONValue {
-            var seen: Set<String> = []
-            return .array((list + [CommandTable.globalScope]).filter { seen.insert($0).inserted }.map { .string($0) })
-        }
-        let own = scopeClaims.last { $0.client == client.id }?.scopes
-        let active = client.trusted ? scopes : (own ?? [])
-        let activeText = client.trusted ? textInput : (textInputClaims.last { $0.client == client.id }?.active ?? false)
-        let listing = CommandListing(table: pipeline.table, activeScopes: active.isEmpty ? nil : active)
-        var fields: [String: JSONValue] = ["commands": .array(listing.jsonValues(shadowing: false)),
-                                           "scopes": chain(active), "text_input": .bool(activeText)]
-        if let table = pipeline.userTables.first(where: { $0.owner == client.id })?.table, let state = pipeline.userState(owner: client.id) {
-            let mine = CommandListing(table: table, activeScopes: state.scopes.isEmpty ? nil : state.scopes)
-            fields["user_commands"] = .array(mine.jsonValues(shadowing: false))
-            fields["user_scopes"] = chain(state.scopes)
-            fields["user_text_input"] = .bool(state.textInput)
-        }
-        return fields
-    }
-
-    /// Why a user's client may not make this request, nil when it may.
-    private static func userRefusal(_ request: ControlRequest) -> String? {
-        switch request {
-        case .register, .setScopes, .setTextInput, .listCommands, .ping: return nil
-        case .subscribe(let kinds):
-            let other = kinds.subtracting(["presence", "geometry"])
-            return other.isEmpty ? nil : "subscribe: \(other.sorted().joined(separator: ", ")) events are for the service's group only"
-        case .reload: return "reload is for the service's group only"
-        case .listDevices: return "list_devices is for the service's group only"
-        }
-    }
-
-    /// A user's table: validated like a config (chords, conflicts), routed after the
-    /// system table, its commands sent to this client only.
-    private func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for client: ControlServer.Client) -> String {
-        var commands: [Command] = []
-        var problems: [String] = []
-        for (i, spec) in specs.enumerated() {
-            do {
-                let keys = try ChordKey.parseSequence(spec.keys)
-                commands.append(Command(id: spec.id, title: spec.title ?? spec.id, keys: keys, keysText: spec.keys,
-                                        scope: spec.scope ?? CommandTable.globalScope, repeat: spec.repeat,
-                                        priorityOverTextInput: spec.priorityOverTextInput,
-                                        location: SourceLocation(path: "commands[\(i)]", line: i + 1)))
-            } catch {
-                problems.append("commands[\(i)] (\(spec.id)): \(error.description)")
+    /// Applies the session's effects to the pipeline and the client; true when a reload was asked for.
+    @discardableResult
+    private func apply(_ effects: [ControlSession.Effect], for client: ControlServer.Client) -> Bool {
+        var reload = false
+        for effect in effects {
+            switch effect {
+            case .systemScopes(let scopes): pipeline.setScopes(scopes)
+            case .systemTextInput(let active): pipeline.setTextInputActive(active)
+            case .ownScopes(let owner, let scopes): pipeline.setScopes(scopes, owner: owner)
+            case .ownTextInput(let owner, let active): pipeline.setTextInputActive(active, owner: owner)
+            case .userTable(let owner, let table): pipeline.setUserTable(table, owner: owner)
+            case .subscribe(_, let kinds): client.subscriptions = kinds
+            case .reload: reload = true
+            case .log(.debug, let message): logger.debug("\(message)")
+            case .log(.info, let message): logger.info("\(message)")
+            case .log(.warning, let message): logger.warning("\(message)")
             }
         }
-        let table: CommandTable
-        do {
-            table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout ?? CommandTable.defaultSequenceTimeoutMilliseconds)
-        } catch {
-            problems += error.conflicts.map(\.description)
-            table = try! CommandTable(commands: [])
-        }
-        guard problems.isEmpty else {
-            return reply("register", ["error": .string(problems.prefix(20).joined(separator: "; "))], ok: false)
-        }
-        pipeline.setUserTable(table, owner: client.id)
-        // Chords the system table binds in the same scope never reach the user's table.
-        let shadowed = table.commands.filter { c in pipeline.table.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
-        logger.info("control: uid \(client.uid) registered \(table.commands.count) commands")
-        return reply("register", ["commands": .number(Double(table.commands.count)), "shadowed": .array(shadowed.map { .string($0.id) })])
-    }
-
-    private func reply(_ name: String, _ fields: [String: JSONValue], ok: Bool = true) -> String {
-        ControlReply.line(name, fields, ok: ok)
+        return reload
     }
 
     /// Control clients with a registered table (by client id).
-    public var commandTableOwners: [Int] { pipeline.userTables.map(\.owner) }
+    public var commandTableOwners: [Int] { session.tableOwners }
 
     /// Every node seen, sorted by path.
     public func deviceList() -> [DeviceRecord] {
@@ -650,11 +547,8 @@ public final class KeyboardDaemon {
                     if !keys.isEmpty { fresh.process(.resynchronized(id, keysDown: keys, time: clock()), into: &discard) }
                     fresh.process(.switches(id, device.switchStates(), time: clock()), into: &discard)
                 }
-                fresh.setScopes(scopes)
-                fresh.setTextInputActive(textInput)
-                for claim in scopeClaims { fresh.setScopes(claim.scopes, owner: claim.client) }
-                for claim in textInputClaims { fresh.setTextInputActive(claim.active, owner: claim.client) }
-                for (owner, table) in pipeline.userTables { fresh.setUserTable(table, owner: owner) }
+                // The claims and users' tables carry over as they are (not replayed request by request).
+                fresh.adoptRouting(from: pipeline)
                 pipeline = fresh
             }
         } catch {

@@ -131,6 +131,19 @@ public final class Pipeline {
         }
     }
 
+    /// Takes over the routing of `other`, the pipeline this one replaces (a reload with a new
+    /// keymap): the system table's scopes and text input, and each user's table with its own
+    /// scopes and text input, in one step. Pending sequences start over.
+    public func adoptRouting(from other: Pipeline) {
+        router.setScopes(other.router.activeScopes)
+        router.textInputActive = other.router.textInputActive
+        ownScopes = other.ownScopes
+        ownTextInput = other.ownTextInput
+        userRouters = other.userRouters.map {
+            ($0.owner, ChordRouter(table: $0.router.table, scopes: $0.router.activeScopes, textInputActive: $0.router.textInputActive))
+        }
+    }
+
     /// Swaps in a new command table (a config reload that validated).
     public func replaceTable(_ table: CommandTable) { router.replaceTable(table) }
 

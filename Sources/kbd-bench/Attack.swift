@@ -180,13 +180,14 @@ enum Attack {
             while send(fd, chunk) {}
         case "json":
             let fd = connectNow()
+            // Malformed on purpose (10,901 scopes, over the limit of 64): written by hand.
             let request = Array(#"{"request":"set_scopes","scopes":["# .utf8) + Array(repeating: Array(#""a","#.utf8), count: 10_900).flatMap { $0 } + Array(#""a"]}"#.utf8) + [0x0A]
             while send(fd, request) { drain(fd) }
         case "slow":
             let fd = connectNow()
             var size: Int32 = 4096
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-            _ = send(fd, Array(#"{"request":"subscribe","events":["chord","command","presence","detach"]}"#.utf8) + [0x0A])
+            _ = send(fd, Array(ControlRequest.subscribe([.chord, .command, .presence, .detach]).line.utf8) + [0x0A])
             while true {
                 let until = monotonicNow().adding(milliseconds: 1000)
                 while monotonicNow() < until { drain(fd); usleep(1000) }
@@ -198,7 +199,7 @@ enum Attack {
             while true { pause() }
         case "reload":
             let fd = connectNow()
-            while send(fd, Array(#"{"request":"reload"}"#.utf8) + [0x0A]) {
+            while send(fd, Array(ControlRequest.reload.line.utf8) + [0x0A]) {
                 drain(fd)
                 usleep(100_000)
             }
@@ -206,7 +207,7 @@ enum Attack {
             while true {
                 let fd = connectNow()
                 if fd >= 0 {
-                    _ = send(fd, Array(#"{"request":"ping"}"#.utf8) + [0x0A])
+                    _ = send(fd, Array(ControlRequest.ping.line.utf8) + [0x0A])
                     close(fd)
                 } else {
                     usleep(1000)

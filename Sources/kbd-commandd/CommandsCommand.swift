@@ -62,40 +62,38 @@ extension CommandsCommand {
     /// `--active`: the service's `list_commands`, as text (the chain, text input, the
     /// commands by scope in chain order) or as the reply's JSON.
     func runActive() throws {
-        let reply = try askService(#"{"request":"list_commands"}"#, socket: socket)
-        guard reply["ok"] == .bool(true) else {
-            throw report(CLIFailure(message: "the service refused list_commands: \(reply["error"]?.stringValue ?? "no reason given")", code: ExitStatus.failure))
+        let reply = try askService(.listCommands, socket: socket)
+        guard case .listCommands(let listing) = reply else {
+            throw report(CLIFailure(message: "the service refused list_commands: \(reply.error ?? "no reason given")", code: ExitStatus.failure))
         }
         let stdout = FileOutput.standardOutput()
         if format == .json {
-            stdout.write(JSONValue.object(reply).serialized() + "\n")
+            stdout.write(reply.line + "\n")
         } else {
-            stdout.write(Self.activeText(reply))
+            stdout.write(Self.activeText(listing))
         }
         try stdout.flush()
     }
 
     /// The reply as text: `active scopes: a, b, global`, `text input: on|off`, then each
     /// scope's commands (escaped: the service's strings may come from anyone's config).
-    static func activeText(_ reply: JSONObject) -> String {
-        func strings(_ key: String) -> [String] { reply[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
-        var out = "active scopes: \(strings("scopes").map(\.escapingControlCharacters).joined(separator: ", "))\n"
-        out += "text input: \(reply["text_input"] == .bool(true) ? "on" : "off")\n"
-        func listing(_ items: [JSONValue]) {
+    static func activeText(_ reply: ControlReply.CommandsListing) -> String {
+        var out = "active scopes: \(reply.scopes.map(\.escapingControlCharacters).joined(separator: ", "))\n"
+        out += "text input: \(reply.textInput ? "on" : "off")\n"
+        func listing(_ items: [ControlReply.ListedCommand]) {
             var current: String?
             for item in items {
-                let scope = item["scope"]?.stringValue ?? "?"
-                if scope != current {
-                    out += scope.escapingControlCharacters + "\n"
-                    current = scope
+                if item.scope != current {
+                    out += item.scope.escapingControlCharacters + "\n"
+                    current = item.scope
                 }
-                out += "  " + (item["title"]?.stringValue ?? "").escapingControlCharacters + "  " + (item["chord"]?.stringValue ?? "").escapingControlCharacters + "\n"
+                out += "  " + item.title.escapingControlCharacters + "  " + item.chord.escapingControlCharacters + "\n"
             }
         }
-        listing(reply["commands"]?.arrayValue ?? [])
-        if let mine = reply["user_commands"]?.arrayValue {
-            out += "your table: scopes \(strings("user_scopes").map(\.escapingControlCharacters).joined(separator: ", ")), text input \(reply["user_text_input"] == .bool(true) ? "on" : "off")\n"
-            listing(mine)
+        listing(reply.commands)
+        if let mine = reply.user {
+            out += "your table: scopes \(mine.scopes.map(\.escapingControlCharacters).joined(separator: ", ")), text input \(mine.textInput ? "on" : "off")\n"
+            listing(mine.commands)
         }
         return out
     }

@@ -29,19 +29,20 @@ struct ReloadCommand: ParsableCommand {
     var socket: String?
 
     func run() throws {
-        let reply = try askService(#"{"request":"reload"}"#, socket: socket)
-        let count = reply["commands"].flatMap { if case .number(let n) = $0 { Int(n) } else { nil } }
-        if reply["ok"] == .bool(true) {
+        let reply = try askService(.reload, socket: socket)
+        var count: Int?
+        if case .reload(let commands, _) = reply { count = commands }
+        if reply.ok {
             let stdout = FileOutput.standardOutput()
             stdout.write("reloaded: \(count.map(String.init) ?? "?") commands\n")
             try stdout.flush()
             return
         }
-        let reason = reply["error"]?.stringValue ?? "no reason given"
+        let reason = reply.error ?? "no reason given"
         let stderr = FileOutput.standardError()
         for line in reason.split(separator: "\n") { stderr.write("Error: \(String(line).escapingControlCharacters)\n") }
         stderr.write("The service keeps its previous config (\(count.map(String.init) ?? "?") commands).\n")
         // A refused config is a config problem (as in check); a refused request (not allowed) is not.
-        throw ExitCode(reply["reply"]?.stringValue == "reload" ? ExitStatus.configError : ExitStatus.failure)
+        throw ExitCode(reply.name == "reload" ? ExitStatus.configError : ExitStatus.failure)
     }
 }

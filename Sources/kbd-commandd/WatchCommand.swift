@@ -29,7 +29,7 @@ struct WatchCommand: ParsableCommand {
     var socket: String?
 
     @Option(help: ArgumentHelp("Event kinds, comma-separated.", valueName: "kinds"))
-    var events = ControlRequest.defaultSubscription.joined(separator: ",")
+    var events = ControlRequest.defaultSubscription.map(\.rawValue).sorted().joined(separator: ",")
 
     @Option(help: ArgumentHelp("Output format: text or json.", valueName: "format"))
     var format: OutputFormat = .text
@@ -51,43 +51,52 @@ struct WatchCommand: ParsableCommand {
         if request != nil && reconnect {
             throw report(CLIFailure(message: "--reconnect is for watching events; a --request is sent once", code: ExitStatus.usage))
         }
+        let first = try firstRequest()
         let stdout = FileOutput(fd: 1, path: "<stdout>", capacity: 0)
         var connectedBefore = false
+        let client = ControlClient(path: path, maxLineBytes: Self.maxLineBytes)
         while true {
-            let fd = try connect(path, waitForever: reconnect)
+            try connect(client, waitForever: reconnect)
             if connectedBefore { FileOutput.standardError().write("kbd-commandd watch: reconnected to \(path.escapingControlCharacters)\n") }
             connectedBefore = true
-            defer { close(fd) }
-            try watch(fd, path: path, stdout: stdout)
+            defer { client.disconnect() }
+            try watch(client, first: first, stdout: stdout)
             guard reconnect else { return }
             FileOutput.standardError().write("kbd-commandd watch: the service closed the connection; waiting for it\n")
         }
     }
 
+    /// The subscription, or the `--request` line as given (watch sends it as it is, so the
+    /// service's own answer to a malformed line can be seen).
+    private func firstRequest() throws -> ControlClient.Outgoing {
+        if let request { return .raw(request) }
+        var kinds: Set<PipelineEvent.Kind> = []
+        for name in splitList(events) {
+            guard let kind = PipelineEvent.Kind(rawValue: name) else {
+                throw report(CLIFailure(message: "--events: unknown event kind '\(name)'; expected some of \(ControlRequest.eventKinds.sorted().joined(separator: ", "))", code: ExitStatus.usage))
+            }
+            kinds.insert(kind)
+        }
+        return .request(.subscribe(kinds))
+    }
+
     /// Connects, retrying for `--retry` seconds, or (with `--reconnect`) until the service
-    /// answers, backing off from 0.1 s to 2 s between attempts.
-    private func connect(_ path: String, waitForever: Bool) throws -> Int32 {
+    /// answers, backing off from 0.1 s to 2 s between attempts. Whoever answers on this path
+    /// must be root, the service's own user, or you (ControlClient checks): another user may
+    /// have bound it (a socket in a directory they could write) to show you what they want.
+    private func connect(_ client: ControlClient, waitForever: Bool) throws {
         var attempts = Int(retry * 10)
-        var delay: UInt32 = 100_000
+        var backoff = ReconnectBackoff(initial: 100, maximum: 2000)
         while true {
-            do {
-                let fd = try connectUnix(path, quiet: attempts > 0 || waitForever)
-                // Whoever answers on this path: root, the service's own user, or you. Another user may
-                // have bound it (a socket in a directory they could write) to show you what they want.
-                if let refusal = Self.untrustedServer(fd, path: path) {
-                    close(fd)
-                    throw report(CLIFailure(message: refusal, code: ExitStatus.failure))
-                }
-                return fd
-            } catch let error as CLIFailure {
-                throw error
+            do throws(ControlClientError) {
+                return try client.connect()
             } catch {
+                if case .untrustedServer = error.kind { throw report(CLIFailure(message: error.message, code: ExitStatus.failure)) }
                 if waitForever {
-                    usleep(delay)
-                    delay = min(delay * 2, 2_000_000)
+                    usleep(UInt32(backoff.failed()) * 1000)
                     continue
                 }
-                guard attempts > 0 else { throw error }
+                guard attempts > 0 else { throw connectFailure(error, path: client.path) }
                 attempts -= 1
                 usleep(100_000)
             }
@@ -95,39 +104,25 @@ struct WatchCommand: ParsableCommand {
     }
 
     /// Subscribes (or sends the one request) and prints until the server hangs up.
-    private func watch(_ fd: Int32, path: String, stdout: FileOutput) throws {
-        let first: String
-        if let request { first = request } else {
-            let kinds = splitList(events).map { JSONValue.quoted($0) }.joined(separator: ",")
-            first = #"{"request":"subscribe","events":["# + kinds + "]}"
-        }
-        guard writeAll(fd, first + "\n") else {
+    private func watch(_ client: ControlClient, first: ControlClient.Outgoing, stdout: FileOutput) throws {
+        let path = client.path
+        guard client.send(first) else {
             if reconnect { return }
             throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure))
         }
-        // One line may hold a whole listing, but not without end.
-        let lines = LineBuffer(maxLineBytes: Self.maxLineBytes)
         var sawReply = false
-        reading: while true {
-            switch lines.read(from: fd, budget: 64 * 1024) {
-            case .bytes: break
-            case .again: continue reading
-            case .eof: break reading
-            case .error(let e):
-                if reconnect { return }
-                throw report(CLIFailure(message: "\(path.escapingControlCharacters): read: \(SystemError(operation: "read", errno: e).message)", code: ExitStatus.failure))
+        while true {
+            if case .closed(let reason) = client.read() {
+                if reason == ControlClient.closedByService || reconnect { return }
+                throw report(CLIFailure(message: "\(path.escapingControlCharacters): read: \(reason)", code: ExitStatus.failure))
             }
             while true {
-                let bytes: UnsafeBufferPointer<UInt8>
-                switch lines.nextLine() {
-                case .none: continue reading
-                case .tooLong:
-                    throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line longer than \(Self.maxLineBytes >> 20) MiB; not a kbd-commandd server", code: ExitStatus.failure))
-                case .line(let line): bytes = line
-                }
+                let text: String?
+                do { text = try client.nextRawLine() } catch { throw report(CLIFailure(message: error.message, code: ExitStatus.failure)) }
+                guard let text else { break }
                 // Only JSON objects are printed, and printed as we serialize them: terminal-safe
                 // (every control character escaped) whatever the server sent.
-                guard case .object(let object)? = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)) else {
+                guard case .object(let object)? = try? JSONValue.parse(text) else {
                     throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line that is not a JSON object; not a kbd-commandd server", code: ExitStatus.failure))
                 }
                 let value = JSONValue.object(object)
@@ -171,20 +166,6 @@ struct WatchCommand: ParsableCommand {
     /// The longest line `watch` accepts from the server.
     static let maxLineBytes = 16 << 20
 
-    /// Why the server on `fd` is not trusted, or nil: it must run as root, as the system
-    /// service's user `kbd-commandd`, or as the user running `watch` (SO_PEERCRED: its
-    /// credentials when it called listen()). There is deliberately no flag to trust others.
-    static func untrustedServer(_ fd: Int32, path: String) -> String? {
-        var peer = kbd_peer()
-        guard kbd_peer_credentials(fd, &peer) == 0 else {
-            return "\(path.escapingControlCharacters): cannot learn who serves it (SO_PEERCRED: \(SystemError(operation: "getsockopt", errno: errno).message)); not trusting it"
-        }
-        var trusted: [UInt32] = [0, geteuid()]
-        if let user = getpwnam("kbd-commandd") { trusted.append(user.pointee.pw_uid) }
-        guard !trusted.contains(peer.uid) else { return nil }
-        return "\(path.escapingControlCharacters) is served by uid \(peer.uid), not by root, kbd-commandd or you (uid \(geteuid())); not trusting it"
-    }
-
     /// A JSON event as `TIME EVENT key=value …`.
     static func text(_ event: JSONValue) -> String {
         guard case .object(let o) = event else { return event.serialized() }
@@ -201,57 +182,22 @@ struct WatchCommand: ParsableCommand {
 
 /// One request to the running service and its reply (`reload`, `commands --active`): the
 /// default socket as for `watch`, the server checked as `watch` checks it, one bounded line back.
-func askService(_ request: String, socket: String?) throws -> JSONObject {
+func askService(_ request: ControlRequest, socket: String?) throws -> ControlReply {
     let environment = ProcessEnvironment.current()
     guard let path = socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }) else {
         throw report(CLIFailure(message: "no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)", code: ExitStatus.noInput))
     }
-    let fd = try connectUnix(path)
-    defer { close(fd) }
-    if let refusal = WatchCommand.untrustedServer(fd, path: path) { throw report(CLIFailure(message: refusal, code: ExitStatus.failure)) }
-    guard writeAll(fd, request + "\n") else {
-        throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure))
-    }
-    let lines = LineBuffer(maxLineBytes: WatchCommand.maxLineBytes)
-    while true {
-        switch lines.read(from: fd, budget: 64 * 1024) {
-        case .bytes, .again: break
-        case .eof:
-            throw report(CLIFailure(message: "\(path.escapingControlCharacters): the service closed the connection without a reply", code: ExitStatus.failure))
-        case .error(let e):
-            throw report(CLIFailure(message: "\(path.escapingControlCharacters): read: \(SystemError(operation: "read", errno: e).message)", code: ExitStatus.failure))
-        }
-        switch lines.nextLine() {
-        case .none: continue
-        case .tooLong:
-            throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line longer than \(WatchCommand.maxLineBytes >> 20) MiB; not a kbd-commandd server", code: ExitStatus.failure))
-        case .line(let bytes):
-            guard case .object(let o)? = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)) else {
-                throw report(CLIFailure(message: "\(path.escapingControlCharacters): the server sent a line that is not a JSON object; not a kbd-commandd server", code: ExitStatus.failure))
-            }
-            return o
-        }
-    }
-}
-
-/// Connects to the control socket.
-func connectUnix(_ path: String, quiet: Bool = false) throws -> Int32 {
-    do {
-        return try UnixSocketAddress(path: path).connect()
+    do throws(ControlClientError) {
+        return try ControlClient(path: path, maxLineBytes: WatchCommand.maxLineBytes).ask(request)
     } catch {
-        if quiet { throw error }
-        if error.errno == ENAMETOOLONG { throw report(CLIFailure(message: "\(path): socket path too long", code: ExitStatus.usage)) }
-        throw report(CLIFailure(message: "\(path): cannot connect to the daemon: \(error.message) (is 'kbd-commandd run' running? --socket?)", code: ExitStatus.noInput))
+        throw connectFailure(error, path: path)
     }
 }
 
-func writeAll(_ fd: Int32, _ text: String) -> Bool {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return false }
-        bytes = bytes.dropFirst(n)
-    }
-    return true
+/// The CLI's error for a client failure: exit 66 (no input) when nothing answers on the
+/// path, 64 for a path too long for a socket, 1 otherwise (a refused server, a bad line).
+func connectFailure(_ error: ControlClientError, path: String) -> Error {
+    guard case .cannotConnect(let errno) = error.kind else { return report(CLIFailure(message: error.message, code: ExitStatus.failure)) }
+    if errno == ENAMETOOLONG { return report(CLIFailure(message: "\(path): socket path too long", code: ExitStatus.usage)) }
+    return report(CLIFailure(message: "\(path): cannot connect to the daemon: \(SystemError(operation: "connect", errno: errno).message) (is 'kbd-commandd run' running? --socket?)", code: ExitStatus.noInput))
 }

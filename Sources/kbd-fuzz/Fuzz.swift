@@ -90,30 +90,27 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
     case .scenario:
         _ = try? GeometryScenarioRunner.run(text: text)
     case .control:
-        // Parse, then build the reply the daemon would send (client strings echoed back):
-        // it must be one line of valid JSON whatever the client sent.
-        for line in text.split(separator: "\n") {
-            let reply: String
-            do {
-                switch try ControlRequest.parse(String(line)) {
-                case .subscribe(let kinds): reply = ControlReply.line("subscribe", ["events": .array(kinds.sorted().map { .string($0) })])
-                case .setScopes(let list):
-                    reply = ControlReply.line("set_scopes", ["scopes": .array(list.map { .string($0) })])
-                    for item in CommandListing(table: fuzzTable, activeScopes: list).json().split(separator: "\n") { checkJSONLine(String(item)) }
-                case .setTextInput(let active): reply = ControlReply.line("set_text_input", ["active": .bool(active)])
-                case .listCommands, .listDevices, .reload, .ping: reply = ControlReply.line("ping", [:])
-                case .register(let commands, _):
-                    // The daemon echoes parse errors of the client's chords and ids.
-                    var problems: [String] = []
-                    for (i, c) in commands.enumerated() {
-                        do { _ = try ChordKey.parseSequence(c.keys) } catch { problems.append("commands[\(i)] (\(c.id)): \(error.description)") }
-                    }
-                    reply = ControlReply.line("register", problems.isEmpty ? ["commands": .number(Double(commands.count))] : ["error": .string(problems.joined(separator: "; "))], ok: problems.isEmpty)
+        // Each line goes through the service's own session (a trusted client and a user's,
+        // as the daemon would answer them). Every request it accepts must encode back to
+        // itself, and every reply must be one line that decodes with the client's types to
+        // the same reply (the wire's round trip, both ends).
+        let session = ControlSession()
+        let view = ControlSession.View(hardwareKeyboard: true, presenceReason: "external", geometry: nil, systemTable: fuzzTable,
+                                       allowKeyEvents: false, devices: { [] })
+        for (n, line) in text.split(separator: "\n").enumerated() {
+            if let request = try? ControlRequest.parse(String(line)) {
+                guard let again = try? ControlRequest.parse(request.line), again == request else {
+                    fatalError("request \(line.debugDescription) encodes as \(request.line.debugDescription), which does not read back the same")
                 }
-            } catch {
-                reply = ControlReply.line("error", ["error": .string(error.message)], ok: false)
             }
-            checkJSONLine(reply)
+            let peer = ControlSession.Peer(id: n % 3, uid: n % 2 == 0 ? 0 : 1000, trusted: n % 2 == 0)
+            let outcome = session.handle(String(line), from: peer, view: view)
+            let reply = outcome.reply ?? ControlSession.reloaded(commands: fuzzTable.commands.count, refusal: nil)
+            checkJSONLine(reply.line)
+            guard let decoded = try? ControlReply.parse(reply.line), decoded == reply else {
+                fatalError("reply \(reply.line.debugDescription) does not decode to itself")
+            }
+            if n % 5 == 4 { _ = session.disconnected(n % 3) }
         }
     }
 }

@@ -27,7 +27,7 @@ import Testing
         // The issue's attack: a ping carrying a 32,000-element array the server ignores.
         Case(head: #"{"request":"ping""#, field: "pad", element: "0", expected: .success(.ping)),
         Case(head: #"{"request":"list_commands""#, field: "pad", element: #"{"a":[1,2]}"#, expected: .success(.listCommands)),
-        Case(head: #"{"request":"subscribe""#, field: "events", element: #""chord""#, expected: .success(.subscribe(["chord"]))),
+        Case(head: #"{"request":"subscribe""#, field: "events", element: #""chord""#, expected: .success(.subscribe([.chord]))),
         Case(head: #"{"request":"set_scopes""#, field: "scopes", element: "0",
              expected: .failure(Message(text: #"set_scopes: expected "scopes" as an array of strings"#))),
         // Nesting is still limited (8 levels for a request) however long the line.

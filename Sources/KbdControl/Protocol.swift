@@ -1,5 +1,14 @@
 public import KbdJSON
-import KbdPipeline
+public import KbdPipeline
+// The wire, in one place: typed requests, replies and events, each of which encodes and
+// decodes itself. The service, the agent, the CLI, the bench and the fuzz targets all use
+// these; nothing else writes or reads a control line by hand.
+
+/// The control protocol's version, in the `subscribe` reply's `"protocol"` field. A change
+/// a client could notice (a field removed or retyped, a meaning changed) bumps it; added
+/// requests, replies, events and fields do not.
+public let controlProtocolVersion = 1
+
 /// A control-socket request: one JSON object per line with a `request` field.
 ///
 ///     {"request":"subscribe","events":["attach","detach","presence","chord","command","geometry"]}
@@ -10,7 +19,7 @@ import KbdPipeline
 ///     {"request":"reload"}
 ///     {"request":"ping"}
 public enum ControlRequest: Sendable, Equatable {
-    case subscribe(Set<String>)
+    case subscribe(Set<PipelineEvent.Kind>)
     case setScopes([String])
     case setTextInput(Bool)
     case listCommands
@@ -36,6 +45,17 @@ public enum ControlRequest: Sendable, Equatable {
             self.repeat = `repeat`
             self.priorityOverTextInput = priorityOverTextInput
         }
+
+        /// `{"id","title"?,"keys","scope"?,"repeat"?,"priority_over_text_input"?}`: false flags left out.
+        public var jsonValue: JSONValue {
+            var o = JSONObject([("id", .string(id))])
+            if let title { _ = o.updateValue(.string(title), forKey: "title") }
+            _ = o.updateValue(.string(keys), forKey: "keys")
+            if let scope { _ = o.updateValue(.string(scope), forKey: "scope") }
+            if `repeat` { _ = o.updateValue(.bool(true), forKey: "repeat") }
+            if priorityOverTextInput { _ = o.updateValue(.bool(true), forKey: "priority_over_text_input") }
+            return .object(o)
+        }
     }
 
     /// At most this many active scopes (a responder chain, most specific first).
@@ -49,7 +69,40 @@ public enum ControlRequest: Sendable, Equatable {
     public static let eventKinds: Set<String> = Set(PipelineEvent.Kind.allCases.map(\.rawValue))
 
     /// What `watch` subscribes to by default: every kind but `key` (typed text).
-    public static let defaultSubscription: [String] = PipelineEvent.Kind.allCases.filter { $0 != .key }.map(\.rawValue)
+    public static let defaultSubscription: Set<PipelineEvent.Kind> = Set(PipelineEvent.Kind.allCases.filter { $0 != .key })
+
+    /// The request's name, as its `request` field says it.
+    public var name: String {
+        switch self {
+        case .subscribe: return "subscribe"
+        case .setScopes: return "set_scopes"
+        case .setTextInput: return "set_text_input"
+        case .listCommands: return "list_commands"
+        case .listDevices: return "list_devices"
+        case .reload: return "reload"
+        case .ping: return "ping"
+        case .register: return "register"
+        }
+    }
+
+    /// The request as one line (without the newline), as `parse` reads it back.
+    public var line: String {
+        var o = JSONObject([("request", .string(name))])
+        switch self {
+        case .subscribe(let kinds):
+            _ = o.updateValue(.array(kinds.map(\.rawValue).sorted().map { .string($0) }), forKey: "events")
+        case .setScopes(let scopes):
+            _ = o.updateValue(.array(scopes.map { .string($0) }), forKey: "scopes")
+        case .setTextInput(let active):
+            _ = o.updateValue(.bool(active), forKey: "active")
+        case .listCommands, .listDevices, .reload, .ping:
+            break
+        case .register(let commands, let timeout):
+            _ = o.updateValue(.array(commands.map(\.jsonValue)), forKey: "commands")
+            if let timeout { _ = o.updateValue(.number(Double(timeout)), forKey: "sequence_timeout_ms") }
+        }
+        return JSONValue.object(o).serialized()
+    }
 
     /// Parses one request line; the error says what was expected.
     public static func parse(_ line: String) throws(ControlRequestError) -> ControlRequest {
@@ -70,12 +123,14 @@ public enum ControlRequest: Sendable, Equatable {
         }
         switch name {
         case "subscribe":
-            let events = try strings("events")
-            let unknown = events.filter { !eventKinds.contains($0) }
-            guard unknown.isEmpty else {
-                throw ControlRequestError(message: "subscribe: unknown event kind '\(unknown[0])'; expected some of \(eventKinds.sorted().joined(separator: ", "))")
+            var kinds: Set<PipelineEvent.Kind> = []
+            for event in try strings("events") {
+                guard let kind = PipelineEvent.Kind(rawValue: event) else {
+                    throw ControlRequestError(message: "subscribe: unknown event kind '\(event)'; expected some of \(eventKinds.sorted().joined(separator: ", "))")
+                }
+                kinds.insert(kind)
             }
-            return .subscribe(Set(events))
+            return .subscribe(kinds)
         case "set_scopes":
             let scopes = try strings("scopes")
             guard scopes.count <= maxScopes else {
@@ -128,12 +183,3 @@ public struct ControlRequestError: Error, Sendable, Equatable, CustomStringConve
     public var description: String { message }
 }
 
-/// Reply lines of the control socket: `{"reply":NAME,"ok":BOOL,...fields in key order}`,
-/// one line each (strings a client sent come back escaped, never as a line break).
-public enum ControlReply {
-    public static func line(_ name: String, _ fields: [String: JSONValue], ok: Bool = true) -> String {
-        var o = JSONObject([("reply", .string(name)), ("ok", .bool(ok))])
-        for key in fields.keys.sorted() { _ = o.updateValue(fields[key]!, forKey: key) }
-        return JSONValue.object(o).serialized()
-    }
-}

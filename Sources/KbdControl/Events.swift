@@ -1,0 +1,149 @@
+public import KbdJSON
+public import KbdPipeline
+
+/// An event line as a client reads it: `{"event":KIND,"time":SECONDS,...}`. The service
+/// writes events with `EventFormatter.json` (the per-event path, written for speed); this
+/// type reads them back, and `line` writes the same fields again, so both ends agree and the
+/// fuzz target checks it (every line the service sends decodes to one of these).
+public struct ControlEvent: Sendable, Equatable {
+    public var time: Double
+    public var payload: Payload
+
+    public enum Payload: Sendable, Equatable {
+        case attach(device: String, keyboard: Bool, integration: String?)
+        case detach(device: String, keyboard: Bool)
+        /// Typed text: only with the service's `--allow-key-events`.
+        case key(Key)
+        case chord(device: String, chord: String)
+        case command(id: String, title: String, scope: String, chord: String)
+        case presence(hardwareKeyboard: Bool, reason: String)
+        /// The layout guide's fields (the geometry model's own JSON), beside `event` and `time`.
+        case geometry(JSONObject)
+        case dropped(device: String, count: Int, reason: String)
+    }
+
+    public struct Key: Sendable, Equatable {
+        public var device: String
+        public var code: String
+        public var state: String
+        public var keysym: String
+        public var utf8: String
+        public var mods: [String]
+        public var layout: Int
+        public var text: String?
+        public var synthetic: Bool
+    }
+
+    public init(time: Double, payload: Payload) {
+        self.time = time
+        self.payload = payload
+    }
+
+    public var kind: PipelineEvent.Kind {
+        switch payload {
+        case .attach: return .attach
+        case .detach: return .detach
+        case .key: return .key
+        case .chord: return .chord
+        case .command: return .command
+        case .presence: return .presence
+        case .geometry: return .geometry
+        case .dropped: return .dropped
+        }
+    }
+
+    /// The event as one line (without the newline), fields in the service's order.
+    public var line: String {
+        var o = JSONObject([("event", .string(kind.rawValue)), ("time", .number(time))])
+        func put(_ key: String, _ value: JSONValue) { _ = o.updateValue(value, forKey: key) }
+        switch payload {
+        case .attach(let device, let keyboard, let integration):
+            put("device", .string(device)); put("keyboard", .bool(keyboard))
+            if let integration { put("integration", .string(integration)) }
+        case .detach(let device, let keyboard):
+            put("device", .string(device)); put("keyboard", .bool(keyboard))
+        case .key(let k):
+            put("device", .string(k.device)); put("code", .string(k.code)); put("state", .string(k.state))
+            put("keysym", .string(k.keysym)); put("utf8", .string(k.utf8)); put("mods", .array(k.mods.map { .string($0) }))
+            put("layout", .number(Double(k.layout)))
+            if let text = k.text { put("text", .string(text)) }
+            if k.synthetic { put("synthetic", .bool(true)) }
+        case .chord(let device, let chord):
+            put("device", .string(device)); put("chord", .string(chord))
+        case .command(let id, let title, let scope, let chord):
+            put("id", .string(id)); put("title", .string(title)); put("scope", .string(scope)); put("chord", .string(chord))
+        case .presence(let present, let reason):
+            put("hardware_keyboard", .bool(present)); put("reason", .string(reason))
+        case .geometry(let fields):
+            for (key, value) in fields { put(key, value) }
+        case .dropped(let device, let count, let reason):
+            put("device", .string(device)); put("count", .number(Double(count))); put("reason", .string(reason))
+        }
+        return JSONValue.object(o).serialized()
+    }
+
+    /// Reads an event line; the error says what was expected.
+    public static func parse(_ line: String) throws(ControlRequestError) -> ControlEvent {
+        let value: JSONValue
+        do { value = try JSONValue.parse(line, maximumDepth: 16) } catch {
+            throw ControlRequestError(message: "invalid JSON: \(error.description)")
+        }
+        do { return try decode(JSONNode(value)) } catch { throw ControlRequestError(message: error.description) }
+    }
+
+    static func decode(_ node: JSONNode) throws(JSONDecodingError) -> ControlEvent {
+        let o = try node.object()
+        let name = try o.required("event").string()
+        guard let kind = PipelineEvent.Kind(rawValue: name) else { throw o.error("unknown event '\(name)'") }
+        let time = try o.required("time").nonNegativeNumber()
+        func string(_ key: String) throws(JSONDecodingError) -> String { try o.required(key).string() }
+        let payload: Payload
+        switch kind {
+        case .attach:
+            payload = .attach(device: try string("device"), keyboard: try o.required("keyboard").bool(), integration: try o["integration"]?.string())
+        case .detach:
+            payload = .detach(device: try string("device"), keyboard: try o.required("keyboard").bool())
+        case .key:
+            var mods: [String] = []
+            for m in try o.required("mods").array() { mods.append(try m.string()) }
+            payload = .key(Key(device: try string("device"), code: try string("code"), state: try string("state"),
+                               keysym: try string("keysym"), utf8: try string("utf8"), mods: mods,
+                               layout: try o.required("layout").nonNegativeInteger(), text: try o["text"]?.string(),
+                               synthetic: try o["synthetic"]?.bool() ?? false))
+        case .chord:
+            payload = .chord(device: try string("device"), chord: try string("chord"))
+        case .command:
+            payload = .command(id: try string("id"), title: try string("title"), scope: try string("scope"), chord: try string("chord"))
+        case .presence:
+            payload = .presence(hardwareKeyboard: try o.required("hardware_keyboard").bool(), reason: try string("reason"))
+        case .geometry:
+            var fields = o.object
+            _ = fields.removeValue(forKey: "event")
+            _ = fields.removeValue(forKey: "time")
+            payload = .geometry(fields)
+        case .dropped:
+            payload = .dropped(device: try string("device"), count: try o.required("count").nonNegativeInteger(), reason: try string("reason"))
+        }
+        return ControlEvent(time: time, payload: payload)
+    }
+}
+
+/// A line from the service: a reply to a request, or an event.
+public enum ControlLine: Sendable, Equatable {
+    case reply(ControlReply)
+    case event(ControlEvent)
+
+    /// Reads one line the service sent.
+    public static func parse(_ line: String) throws(ControlRequestError) -> ControlLine {
+        let value: JSONValue
+        do { value = try JSONValue.parse(line, maximumDepth: 16) } catch {
+            throw ControlRequestError(message: "invalid JSON: \(error.description)")
+        }
+        do {
+            if case .object(let o) = value, o["reply"] != nil { return .reply(try ControlReply.decode(JSONNode(value))) }
+            return .event(try ControlEvent.decode(JSONNode(value)))
+        } catch {
+            throw ControlRequestError(message: error.description)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import KbdCore
+public import KbdCommands
+public import KbdPipeline
+public import KbdJSON
+import KbdConfig
+
+/// The control socket's rules, without I/O: who may ask what, the claims clients hold
+/// (scopes and text input, by client, here and nowhere else), users' registered tables
+/// (validated by the same code as a config file) and the listings. Each request gives a
+/// reply and the effects the daemon applies to the pipeline; the daemon owns the sockets.
+public final class ControlSession {
+    /// A connected client, as the daemon learned it at connect (SO_PEERCRED).
+    public struct Peer: Sendable, Equatable {
+        public var id: Int
+        public var uid: UInt32
+        /// Root, the service's user or a member of its group: every request. Otherwise a
+        /// user's client (a session agent): its own table, presence and geometry only.
+        public var trusted: Bool
+        public init(id: Int, uid: UInt32, trusted: Bool) {
+            self.id = id
+            self.uid = uid
+            self.trusted = trusted
+        }
+    }
+
+    /// What the daemon knows that a reply shows: read when a request needs it.
+    public struct View {
+        public var hardwareKeyboard: Bool
+        public var presenceReason: String
+        public var geometry: JSONObject?
+        public var systemTable: CommandTable
+        public var allowKeyEvents: Bool
+        public var devices: () -> [JSONValue]
+
+        public init(hardwareKeyboard: Bool, presenceReason: String, geometry: JSONObject?, systemTable: CommandTable,
+                    allowKeyEvents: Bool, devices: @escaping () -> [JSONValue]) {
+            self.hardwareKeyboard = hardwareKeyboard
+            self.presenceReason = presenceReason
+            self.geometry = geometry
+            self.systemTable = systemTable
+            self.allowKeyEvents = allowKeyEvents
+            self.devices = devices
+        }
+    }
+
+    /// What the daemon does after a request: the pipeline's routing and the client's subscriptions.
+    public enum Effect {
+        /// The system table's scopes (the newest claim of any client) changed.
+        case systemScopes([String])
+        case systemTextInput(Bool)
+        /// The scopes routing `owner`'s own table (nil: it follows the system table's).
+        case ownScopes(owner: Int, [String]?)
+        case ownTextInput(owner: Int, Bool?)
+        /// `owner`'s table (nil: removed).
+        case userTable(owner: Int, CommandTable?)
+        case subscribe(client: Int, Set<PipelineEvent.Kind>)
+        /// Reload the config; the daemon answers with `reloaded(outcome:)`.
+        case reload
+        /// A line for the service's log (never typed text, never a window title).
+        case log(LogLevel, String)
+    }
+
+    public enum LogLevel: Equatable { case debug, info, warning }
+
+    /// A reply (nil when the daemon answers later, as for reload) and what to apply.
+    public struct Outcome {
+        public var reply: ControlReply?
+        public var effects: [Effect]
+    }
+
+    /// At most this many commands in one registered table.
+    public static let maxRegisteredCommands = ControlRequest.maxRegisteredCommands
+
+    private var scopeClaims: [(client: Int, scopes: [String])] = []
+    private var textInputClaims: [(client: Int, active: Bool)] = []
+    private var userTables: [(owner: Int, table: CommandTable)] = []
+
+    public init() {}
+
+    /// The system table's scopes: the newest claim.
+    public var systemScopes: [String] { scopeClaims.last?.scopes ?? [] }
+    /// Whether text is being typed, for the system table: the newest claim.
+    public var systemTextInput: Bool { textInputClaims.last?.active ?? false }
+    /// The clients with a registered table.
+    public var tableOwners: [Int] { userTables.map(\.owner) }
+    public func table(of owner: Int) -> CommandTable? { userTables.first { $0.owner == owner }?.table }
+    public func ownScopes(_ owner: Int) -> [String]? { scopeClaims.last { $0.client == owner }?.scopes }
+    public func ownTextInput(_ owner: Int) -> Bool? { textInputClaims.last { $0.client == owner }?.active }
+
+    /// Handles one request line from `peer`.
+    public func handle(_ line: String, from peer: Peer, view: View) -> Outcome {
+        let request: ControlRequest
+        do { request = try ControlRequest.parse(line) } catch {
+            return Outcome(reply: .refused(name: "error", message: error.message), effects: [])
+        }
+        return handle(request, from: peer, view: view)
+    }
+
+    public func handle(_ request: ControlRequest, from peer: Peer, view: View) -> Outcome {
+        if !peer.trusted, let refusal = Self.userRefusal(request) {
+            return Outcome(reply: .refused(name: "error", message: "\(refusal) (uid \(peer.uid) may register its own commands, subscribe to presence and geometry, set scopes and text input, list commands and ping)"), effects: [])
+        }
+        switch request {
+        case .register(let specs, let timeout):
+            return register(specs, timeout: timeout, for: peer, systemTable: view.systemTable)
+        case .subscribe(let kinds):
+            if kinds.contains(.key) && !view.allowKeyEvents {
+                return Outcome(reply: .refused(name: "subscribe", message: "key events carry typed text; the daemon was not started with --allow-key-events"), effects: [])
+            }
+            let reply = ControlReply.subscribe(.init(events: kinds, hardwareKeyboard: view.hardwareKeyboard, reason: view.presenceReason, geometry: view.geometry))
+            return Outcome(reply: reply, effects: [.subscribe(client: peer.id, kinds)])
+        case .setScopes(let list):
+            let before = systemScopes
+            scopeClaims.removeAll { $0.client == peer.id }
+            scopeClaims.append((peer.id, list))
+            var effects: [Effect] = []
+            if systemScopes != before { effects.append(.systemScopes(systemScopes)) }
+            effects.append(.ownScopes(owner: peer.id, list))
+            // Scope names only: a focus-following agent never sends window titles.
+            effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) set scopes [\(list.joined(separator: ", "))]"))
+            return Outcome(reply: .setScopes(list), effects: effects)
+        case .setTextInput(let active):
+            let before = systemTextInput
+            textInputClaims.removeAll { $0.client == peer.id }
+            textInputClaims.append((peer.id, active))
+            var effects: [Effect] = []
+            if systemTextInput != before { effects.append(.systemTextInput(systemTextInput)) }
+            effects.append(.ownTextInput(owner: peer.id, active))
+            effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) set text input \(active ? "on" : "off")"))
+            return Outcome(reply: .setTextInput(active), effects: effects)
+        case .listCommands:
+            return Outcome(reply: .listCommands(listCommands(for: peer, systemTable: view.systemTable)), effects: [])
+        case .listDevices:
+            return Outcome(reply: .listDevices(view.devices()), effects: [])
+        case .reload:
+            return Outcome(reply: nil, effects: [.reload])
+        case .ping:
+            return Outcome(reply: .ping, effects: [])
+        }
+    }
+
+    /// The reply to a reload request, once the daemon reloaded (or refused the config).
+    public static func reloaded(commands: Int, refusal: String?) -> ControlReply {
+        .reload(commands: commands, error: refusal)
+    }
+
+    /// A client left: what it claimed and registered leaves with it.
+    public func disconnected(_ client: Int) -> [Effect] {
+        let scopesBefore = systemScopes, textInputBefore = systemTextInput
+        scopeClaims.removeAll { $0.client == client }
+        textInputClaims.removeAll { $0.client == client }
+        var effects: [Effect] = []
+        if userTables.contains(where: { $0.owner == client }) {
+            userTables.removeAll { $0.owner == client }
+            effects.append(.userTable(owner: client, nil))
+        }
+        effects += [.ownScopes(owner: client, nil), .ownTextInput(owner: client, nil)]
+        if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
+        if systemTextInput != textInputBefore { effects.append(.systemTextInput(systemTextInput)) }
+        return effects
+    }
+
+    /// `list_commands`: the service's table in the responder-chain order now active, with
+    /// `scopes` (global last) and `text_input`; a client with a registered table also gets
+    /// it with the scopes routing it. A user's client sees its own scopes, never what
+    /// another user's session focused.
+    func listCommands(for peer: Peer, systemTable: CommandTable) -> ControlReply.CommandsListing {
+        func chain(_ list: [String]) -> [String] {
+            var seen: Set<String> = []
+            return (list + [CommandTable.globalScope]).filter { seen.insert($0).inserted }
+        }
+        func listed(_ listing: CommandListing) -> [ControlReply.ListedCommand] {
+            listing.groups.flatMap { scope, entries in
+                entries.map { ControlReply.ListedCommand(scope: scope, id: $0.command.id, title: $0.command.title, chord: $0.command.chordText, repeat: $0.command.repeat) }
+            }
+        }
+        let active = peer.trusted ? systemScopes : (ownScopes(peer.id) ?? [])
+        let activeText = peer.trusted ? systemTextInput : (ownTextInput(peer.id) ?? false)
+        var result = ControlReply.CommandsListing(
+            commands: listed(CommandListing(table: systemTable, activeScopes: active.isEmpty ? nil : active)),
+            scopes: chain(active), textInput: activeText)
+        if let table = table(of: peer.id) {
+            // A table follows its owner's claims, else the system table's.
+            let scopes = ownScopes(peer.id) ?? systemScopes
+            result.user = .init(commands: listed(CommandListing(table: table, activeScopes: scopes.isEmpty ? nil : scopes)),
+                                scopes: chain(scopes), textInput: ownTextInput(peer.id) ?? systemTextInput)
+        }
+        return result
+    }
+
+    /// Why a user's client may not make this request, nil when it may.
+    static func userRefusal(_ request: ControlRequest) -> String? {
+        switch request {
+        case .register, .setScopes, .setTextInput, .listCommands, .ping: return nil
+        case .subscribe(let kinds):
+            let other = kinds.subtracting([.presence, .geometry])
+            return other.isEmpty ? nil : "subscribe: \(other.map(\.rawValue).sorted().joined(separator: ", ")) events are for the service's group only"
+        case .reload: return "reload is for the service's group only"
+        case .listDevices: return "list_devices is for the service's group only"
+        }
+    }
+
+    /// A user's table: each command held to a config's rules (CommandFields), the table to
+    /// the same conflicts as a config's; routed after the system table, its commands sent to
+    /// this client only.
+    func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for peer: Peer, systemTable: CommandTable) -> Outcome {
+        var commands: [Command] = []
+        var problems: [String] = []
+        for (i, spec) in specs.enumerated() {
+            let command = CommandFields.command(
+                id: spec.id, title: spec.title, keys: spec.keys, scope: spec.scope, repeat: spec.repeat,
+                priorityOverTextInput: spec.priorityOverTextInput, location: SourceLocation(path: "commands[\(i)]", line: i + 1)
+            ) { _, message in problems.append("commands[\(i)] (\(spec.id)): \(message)") }
+            if let command { commands.append(command) }
+        }
+        var table: CommandTable?
+        if problems.isEmpty {
+            do {
+                table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout ?? CommandTable.defaultSequenceTimeoutMilliseconds)
+            } catch {
+                problems += error.conflicts.map(\.description)
+            }
+        }
+        guard let table, problems.isEmpty else {
+            return Outcome(reply: .refused(name: "register", message: problems.prefix(20).joined(separator: "; ")), effects: [])
+        }
+        userTables.removeAll { $0.owner == peer.id }
+        userTables.append((peer.id, table))
+        // Chords the system table binds in the same scope never reach the user's table.
+        let shadowed = table.commands.filter { c in systemTable.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
+        return Outcome(reply: .register(commands: table.commands.count, shadowed: shadowed.map(\.id)),
+                       effects: [.userTable(owner: peer.id, table), .log(.info, "control: uid \(peer.uid) registered \(table.commands.count) commands")])
+    }
+}
