@@ -196,7 +196,7 @@ func askService(_ request: ControlRequest, socket: String?) throws -> ControlRep
 
 /// The CLI's error for a client failure: exit 66 (no input) when nothing answers on the
 /// path, 64 for a path too long for a socket, 1 otherwise (a refused server, a bad line).
-func connectFailure(_ error: ControlClientError, path: String) -> Error {
+func connectFailure(_ error: ControlClientError, path: String) -> any Error {
     guard case .cannotConnect(let errno) = error.kind else { return report(CLIFailure(message: error.message, code: ExitStatus.failure)) }
     if errno == ENAMETOOLONG { return report(CLIFailure(message: "\(path): socket path too long", code: ExitStatus.usage)) }
     return report(CLIFailure(message: "\(path): cannot connect to the daemon: \(SystemError(operation: "connect", errno: errno).message) (is 'kbd-commandd run' running? --socket?)", code: ExitStatus.noInput))

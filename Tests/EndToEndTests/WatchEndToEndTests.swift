@@ -101,7 +101,7 @@ struct WatchEndToEndTests {
         var server: FakeServer? = FakeServer(path: path)
         var client = server!.accept()
         #expect(client >= 0)
-        #expect(FakeServer.readLine(client) == #"{"request":"subscribe","events":["presence","command"]}"#)
+        #expect(FakeServer.readLine(client) == #"{"request":"subscribe","events":["command","presence"]}"#)
         FakeServer.send(client, Array(#"{"reply":"subscribe","ok":true,"events":["command","presence"],"hardware_keyboard":true,"reason":"external keyboard"}"#.utf8) + [0x0A])
         FakeServer.send(client, Array(#"{"event":"presence","time":2.5,"hardware_keyboard":false,"reason":"tablet mode"}"#.utf8) + [0x0A])
         usleep(200_000)

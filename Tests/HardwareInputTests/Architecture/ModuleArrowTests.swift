@@ -22,10 +22,11 @@ import Testing
         "KbdCommands": ["KbdCore", "KbdKeymap", "KbdSystem"],  // KbdSystem: escaping the config's text in listings
         "KbdPipeline": ["KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
         "KbdConfig": ["KbdTOML", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
-        "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline"],
+        // KbdConfig: a registered table is held to a config's rules; CLinux: SO_PEERCRED.
+        "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
         // Handed a device source: never KbdEvdev or KbdRecording.
         "KbdDaemon": ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                      "KbdGeometry", "KbdJSON", "CLinux", "Logging"],
+                      "KbdGeometry", "CLinux", "Logging"],
     ]
     /// Imported by anything: the platform, never a module of ours.
     static let platform: Set<String> = ["Glibc", "Darwin", "Synchronization"]
