@@ -123,20 +123,22 @@ let package = Package(
         // Shared by tests, the bench and the fuzz targets: fake devices, the recording generator, seeded randomness.
         .target(
             name: "KbdTestSupport",
-            dependencies: ["HardwareInput", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdSystem", "KbdCore", "KbdRecording", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The service process: options, logging, sd_notify, signals (no argument parser, no Foundation).
         .target(
             name: "KbdService",
-            dependencies: ["HardwareInput", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdRecording", "KbdEvdev", "KbdCommands", "KbdConfig", "KbdControl", "KbdDaemon",
+                           "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The per-user session agent: the user's own table, run in their session, and the
         // on-screen keyboard following the hardware keyboard. No argument parser, no Foundation.
         .target(
             name: "KbdAgent",
-            dependencies: ["KbdService", "HardwareInput", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdService", "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig",
+                           "KbdControl", "KbdDaemon", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).
@@ -161,7 +163,8 @@ let package = Package(
         .executableTarget(
             name: "kbd-commandd",
             dependencies: [
-                "HardwareInput",
+                "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev", "KbdCommands",
+                "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon",
                 "KbdService",
                 "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -179,13 +182,15 @@ let package = Package(
         // Benchmarks: `swift build -c release` then `.build/release/kbd-bench run` (see BENCHMARKS.md).
         .executableTarget(
             name: "kbd-bench",
-            dependencies: ["HardwareInput", "KbdService", "KbdTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdRecording", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
+                           "KbdDaemon", "KbdService", "KbdTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Fuzz targets (scripts/fuzz builds them for libFuzzer); normally a corpus runner.
         .executableTarget(
             name: "kbd-fuzz",
-            dependencies: ["HardwareInput"],
+            dependencies: ["KbdJSON", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdCommands", "KbdPipeline", "KbdConfig",
+                           "KbdControl"],
             swiftSettings: strict
         ),
         // The C floor and oracle: libxkbcommon driven directly (see its header comment).

@@ -26,9 +26,9 @@ cleanup() {
     [ -n "$other_pid" ] && kill "$other_pid" 2>/dev/null && wait "$other_pid" 2>/dev/null
     service_pid= other_pid=
     "$here/session.sh" stop >/dev/null 2>&1 || true
-    remove_throwaway
 }
-trap cleanup EXIT
+# Each run stops what it started (cleanup); the run's folders go at the end.
+trap 'cleanup; remove_throwaway' EXIT
 
 # GNOME's setting, read or written as the user in the session (dconf in its XDG_CONFIG_HOME).
 a11y_key=(org.gnome.desktop.a11y.applications screen-keyboard-enabled)

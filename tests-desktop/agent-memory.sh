@@ -27,9 +27,9 @@ cleanup() {
     [ -n "$agent" ] && kill "$agent" 2>/dev/null
     agent= service=
     "$here/session.sh" stop >/dev/null 2>&1 || true
-    remove_throwaway
 }
-trap cleanup EXIT
+# Each run stops what it started (cleanup); the run's folders go at the end.
+trap 'cleanup; remove_throwaway' EXIT
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
 
 pss() { awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }

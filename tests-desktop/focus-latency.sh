@@ -25,8 +25,9 @@ done
 [ "$(id -u)" = 0 ] || die "run as root (the session runs as $KBD_USER)"
 [ -x "$bin/kbd-commandd-agent" ] || die "$bin/kbd-commandd-agent is not built"
 
-cleanup() { "$here/session.sh" stop >/dev/null 2>&1 || true; remove_throwaway; }
-trap cleanup EXIT
+cleanup() { "$here/session.sh" stop >/dev/null 2>&1 || true; }
+# Each run stops what it started (cleanup); the run's folders go at the end.
+trap 'cleanup; remove_throwaway' EXIT
 rm -rf "$work"
 install -d -m 0755 "$work"
 

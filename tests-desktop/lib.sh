@@ -197,5 +197,4 @@ stop_service_and_session() {
     [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
     service_pid=
     "$DESKTOP_DIR/session.sh" stop >/dev/null 2>&1 || true
-    remove_throwaway
 }

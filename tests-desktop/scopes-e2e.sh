@@ -27,7 +27,8 @@ runs=("$@")
 
 
 cleanup() { stop_service_and_session; }
-trap cleanup EXIT
+# Each run stops what it started (cleanup); the run's folders go at the end.
+trap 'cleanup; remove_throwaway' EXIT
 
 # The scopes the service was last given ("[a, b]"), from its debug log.
 last_scopes() { grep 'set scopes' "$work/service.log" | tail -1 | sed 's/.*set scopes //'; }

@@ -30,7 +30,8 @@ runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(accessibility kwin)
 
 cleanup() { stop_service_and_session; }
-trap cleanup EXIT
+# Each run stops what it started (cleanup); the run's folders go at the end.
+trap 'cleanup; remove_throwaway' EXIT
 
 # What the service was told last ("on" or "off"), from its debug log.
 text_input_is() { [ "$(grep 'set text input' "$work/service.log" | tail -1 | sed 's/.*set text input //')" = "$1" ]; }

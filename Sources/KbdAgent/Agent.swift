@@ -1,9 +1,18 @@
-import HardwareInput
 import KbdService
 import Logging
 import CLinux
 #if canImport(Glibc)
 import Glibc
+import KbdDaemon
+import KbdConfig
+import KbdControl
+import KbdCore
+import KbdKeymap
+import KbdJSON
+import KbdTOML
+import KbdSystem
+import KbdCommands
+import KbdPipeline
 #endif
 
 /// The session agent process: `kbd-commandd-agent` (what `kbd-commandd agent` executes).

@@ -1,4 +1,3 @@
-import HardwareInput
 public import KbdService
 
 /// The options of the session agent (`kbd-commandd agent …`, which executes

@@ -1,7 +1,8 @@
-import HardwareInput
 import CLinux
 #if canImport(Glibc)
 import Glibc
+import KbdSystem
+import KbdCore
 #endif
 
 /// Desktop calls made in a short-lived child of the agent: the child loads the client

@@ -1,6 +1,8 @@
-import HardwareInput
 #if canImport(Glibc)
 import Glibc
+import KbdSystem
+import KbdJSON
+import KbdTOML
 #endif
 
 /// The window that has the keyboard focus, as the desktop names it.

@@ -1,7 +1,8 @@
-import HardwareInput
 import Logging
 #if canImport(Glibc)
 import Glibc
+import KbdConfig
+import KbdSystem
 #endif
 
 /// One on-screen keyboard as a switch the agent can turn off and on again: squeekboard's

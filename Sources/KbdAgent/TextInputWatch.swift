@@ -1,7 +1,8 @@
-import HardwareInput
 import CLinux
 #if canImport(Glibc)
 import Glibc
+import KbdSystem
+import KbdConfig
 #endif
 
 /// What AT-SPI says of an accessible object: whether text is typed into it. Numbers from

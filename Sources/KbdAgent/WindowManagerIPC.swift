@@ -1,4 +1,4 @@
-package import HardwareInput
+package import KbdJSON
 import CLinux
 #if canImport(Glibc)
 import Glibc

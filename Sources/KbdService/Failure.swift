@@ -1,4 +1,8 @@
-public import HardwareInput
+public import KbdSystem
+public import KbdRecording
+public import KbdConfig
+public import KbdKeymap
+public import KbdCore
 
 /// Exit codes scripts can rely on (sysexits.h numbers), shared by `kbd-commandd`
 /// and `kbd-commandd-daemon`.

@@ -1,8 +1,16 @@
 import CLinux
-public import HardwareInput
 import Logging
 #if canImport(Glibc)
 import Glibc
+public import KbdKeymap
+public import KbdConfig
+public import KbdDaemon
+public import KbdSystem
+public import KbdControl
+public import KbdCore
+public import KbdEvdev
+public import KbdRecording
+public import KbdCommands
 #endif
 
 /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.

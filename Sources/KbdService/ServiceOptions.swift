@@ -1,4 +1,6 @@
-public import HardwareInput
+public import KbdKeymap
+public import KbdConfig
+public import KbdDaemon
 
 /// The options of the service (`kbd-commandd run …`, which executes
 /// `kbd-commandd-daemon …`). Parsed by hand: the service binary links neither

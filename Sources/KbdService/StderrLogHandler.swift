@@ -1,7 +1,7 @@
-import HardwareInput
 public import Logging
 #if canImport(Glibc)
 import Glibc
+import KbdSystem
 #endif
 
 /// Log lines on stderr: `<N>message` (sd-daemon priority prefixes) when started by

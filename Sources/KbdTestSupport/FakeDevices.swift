@@ -1,9 +1,10 @@
 import CLinux
-public import HardwareInput
 public import Logging
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+public import KbdCore
+public import KbdSystem
 #endif
 
 /// A device built from an evemu description, driven by the test: events,

@@ -1,4 +1,6 @@
-public import HardwareInput
+import KbdCore
+public import KbdSystem
+import KbdRecording
 
 /// Writes realistic keyboard sessions in evemu format: typing English words with
 /// rollover and Shift for capitals, Backspace, MSC_SCAN before every key event as

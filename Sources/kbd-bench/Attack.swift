@@ -1,10 +1,16 @@
-import HardwareInput
 import KbdTestSupport
 import KbdService
 import Logging
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import KbdSystem
+import KbdDaemon
+import KbdKeymap
+import KbdCore
+import KbdControl
+import KbdCommands
+import KbdPipeline
 #endif
 
 /// `kbd-bench attack [--chords N]`: chord latency while the service is attacked the way

@@ -1,8 +1,14 @@
-import HardwareInput
 import KbdService
 import KbdTestSupport
 #if canImport(Glibc)
 import Glibc
+import KbdCommands
+import KbdSystem
+import KbdKeymap
+import KbdConfig
+import KbdRecording
+import KbdCore
+import KbdPipeline
 #endif
 
 /// kbd-bench: reproducible performance figures for kbd-commandd. Prints numbers;

@@ -1,7 +1,11 @@
-import HardwareInput
 import KbdTestSupport
 #if canImport(Glibc)
 import Glibc
+import KbdSystem
+import KbdConfig
+import KbdJSON
+import KbdControl
+import KbdCommands
 #endif
 
 /// The codecs at the edges: TOML config loading and JSON request parsing (issue 17, D4 and D13).

@@ -2,8 +2,11 @@ import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
-import HardwareInput
 import KbdService
+import KbdConfig
+import KbdSystem
+import KbdKeymap
+import KbdCommands
 
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,11 @@
 import ArgumentParser
-import HardwareInput
 import KbdService
 #if canImport(Glibc)
 import Glibc
+import KbdControl
+import KbdConfig
+import KbdSystem
+import KbdCommands
 #endif
 
 struct CommandsCommand: ParsableCommand {

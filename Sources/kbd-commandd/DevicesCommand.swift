@@ -1,5 +1,11 @@
 import ArgumentParser
-import HardwareInput
+import KbdEvdev
+import KbdSystem
+import KbdCore
+import KbdRecording
+import KbdControl
+import KbdConfig
+import KbdJSON
 
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
-import HardwareInput
 import KbdService
+import KbdSystem
+import KbdGeometry
 
 struct GeometryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

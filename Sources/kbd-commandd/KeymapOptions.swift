@@ -1,6 +1,9 @@
 import ArgumentParser
-import HardwareInput
 import KbdService
+import KbdKeymap
+import KbdConfig
+import KbdControl
+import KbdSystem
 
 /// `--layout`, `--variant`, `--options`, `--model`, `--rules`: override the config's `[keymap]`.
 struct KeymapOptions: ParsableArguments {

@@ -2,8 +2,15 @@ import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
-import HardwareInput
 import KbdService
+import KbdPipeline
+import KbdSystem
+import KbdConfig
+import KbdRecording
+import KbdCore
+import KbdEvdev
+import KbdCommands
+import KbdKeymap
 
 /// `kbd-commandd monitor`: every key press, live, with what a config needs to bind it (the
 /// way `keyd monitor` and `thd --dump` show keys). Reads the devices directly (the service's

@@ -1,9 +1,12 @@
 import ArgumentParser
 import CLinux
-import HardwareInput
 import KbdService
 #if canImport(Glibc)
 import Glibc
+import KbdSystem
+import KbdEvdev
+import KbdRecording
+import KbdCore
 #endif
 
 struct RecordCommand: ParsableCommand {

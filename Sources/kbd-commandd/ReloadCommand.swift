@@ -1,8 +1,10 @@
 import ArgumentParser
-import HardwareInput
 import KbdService
 #if canImport(Glibc)
 import Glibc
+import KbdDaemon
+import KbdSystem
+import KbdControl
 #endif
 
 /// `kbd-commandd reload`: asks the running service to load its config again, over the

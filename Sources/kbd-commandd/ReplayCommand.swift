@@ -2,8 +2,13 @@ import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
-import HardwareInput
 import KbdService
+import KbdKeymap
+import KbdPipeline
+import KbdRecording
+import KbdSystem
+import KbdControl
+import KbdConfig
 
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,9 +1,13 @@
 import ArgumentParser
 import CLinux
-import HardwareInput
 import KbdService
 #if canImport(Glibc)
 import Glibc
+import KbdControl
+import KbdSystem
+import KbdJSON
+import KbdPipeline
+import KbdTOML
 #endif
 
 struct WatchCommand: ParsableCommand {

@@ -1,6 +1,15 @@
-import HardwareInput
 #if canImport(Glibc)
 import Glibc
+import KbdKeymap
+import KbdCommands
+import KbdJSON
+import KbdRecording
+import KbdSystem
+import KbdPipeline
+import KbdCore
+import KbdGeometry
+import KbdControl
+import KbdConfig
 #endif
 
 /// Fuzz targets for every parser that takes outside input. Built for libFuzzer with

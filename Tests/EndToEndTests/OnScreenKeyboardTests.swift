@@ -212,6 +212,21 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         }
     }
 
+    /// Issue 24: the child kept every descriptor of the agent, its connection to the service
+    /// included. Now only the pipe to the agent stays open.
+    @Test func theChildKeepsNoneOfTheAgentsDescriptors() throws {
+        let inherited = open("/dev/null", O_RDONLY)  // no O_CLOEXEC: a fork would keep it
+        defer { close(inherited) }
+        #expect(inherited > 3)
+        #expect(try DesktopProcess.call { fcntl(inherited, F_GETFD) == -1 ? "closed" : "open" } == "closed")
+        // 0, 1, 2 and the answer's pipe (moved to 3): nothing above it.
+        #expect(try DesktopProcess.call {
+            var above = false
+            for fd in Int32(4)..<1024 where fcntl(fd, F_GETFD) != -1 { above = true }
+            return above ? "more" : "none"
+        } == "none")
+    }
+
     @Test func longAnswersAreCut() throws {
         // Made before the fork: the test process has many threads (the agent has one), and a
         // child that builds a 10,000-character string can block on a lock another thread held

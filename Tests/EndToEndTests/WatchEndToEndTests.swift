@@ -165,18 +165,14 @@ struct WatchEndToEndTests {
         #expect(squatter.accept(seconds: 0) == -1)
     }
 
-    /// A real service run by another user (uid 65534) on a socket `watch` is pointed at. That
-    /// user runs a copy of the build in the test's 0755 directory: the clone itself may sit in a
-    /// directory it cannot enter (/root, a 0700 Debian home).
-    @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && getpwnam("kbd-commandd") == nil))
-    func watchRefusesAServerOfAnotherUser() throws {
-        let dir = EndToEndDirectory()
+    /// A real service run by another user (uid 65534) on `socketDir`/s, from a copy of the build
+    /// in the test's 0755 directory: the clone itself may sit in a directory that user cannot
+    /// enter (/root, a 0700 Debian home). Stop it with `stop(pid)`.
+    static func serviceOfAnotherUser(in dir: EndToEndDirectory, socketDir: String) -> pid_t {
         chmod(dir.path, 0o755)
         let config = dir.write("c.toml", "[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n")
-        let socketDir = dir.path + "/sock"
         mkdir(socketDir, 0o700)
         chown(socketDir, 65534, 65534)
-        defer { unlink(socketDir + "/s"); rmdir(socketDir) }
         let log = dir.path + "/log"
         let service = dir.copy(Paths.executable, to: "kbd-commandd")
         _ = dir.copy(Paths.builtProduct("kbd-commandd-daemon"), to: "kbd-commandd-daemon")  // what `run` execs
@@ -185,26 +181,67 @@ struct WatchEndToEndTests {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         let words = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", service, "run", "--config", config,
-                     "--socket", socketDir + "/s", "--input-dir", "/nonexistent"]
+                     "--socket", socketDir + "/s", "--input-dir", "/nonexistent", "--user-agents"]
         let argv = words.map { strdup($0) } + [nil]
         var pid = pid_t()
         #expect(posix_spawn(&pid, words[0], &actions, nil, argv, nil) == 0)
         argv.forEach { free($0) }
         posix_spawn_file_actions_destroy(&actions)
-        defer {
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
         var ready = false
         for _ in 0..<250 where !ready {
             ready = slurpFile(log).contains("ready: 1 commands")
             if !ready { usleep(20_000) }
         }
         #expect(ready, "\(slurpFile(log))")
+        return pid
+    }
+
+    static func stop(_ pid: pid_t) {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
+
+    /// A real service run by another user (uid 65534) on a socket `watch` is pointed at.
+    @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && getpwnam("kbd-commandd") == nil))
+    func watchRefusesAServerOfAnotherUser() throws {
+        let dir = EndToEndDirectory()
+        let socketDir = dir.path + "/sock"
+        let pid = Self.serviceOfAnotherUser(in: dir, socketDir: socketDir)
+        defer {
+            Self.stop(pid)
+            unlink(socketDir + "/s")
+            rmdir(socketDir)
+        }
         let r = runTool(["watch", "--socket", socketDir + "/s", "--request", #"{"request":"ping"}"#])
         #expect(r.status == 1)
         #expect(r.stdout == "")
         #expect(r.stderr == "Error: \(socketDir)/s is served by uid 65534, not by root, kbd-commandd or you (uid 0); not trusting it\n")
+    }
+
+    /// Issue 24: the agent, the client that runs programs, did not check who serves the socket:
+    /// a server of another uid got its whole table and could make it run the user's commands.
+    /// Now it says so once, at WARNING, and sends nothing.
+    @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && getpwnam("kbd-commandd") == nil))
+    func theAgentRefusesAServerOfAnotherUser() throws {
+        let dir = EndToEndDirectory()
+        let socketDir = dir.path + "/sock"
+        let pid = Self.serviceOfAnotherUser(in: dir, socketDir: socketDir)
+        defer {
+            Self.stop(pid)
+            unlink(socketDir + "/s")
+            rmdir(socketDir)
+        }
+        let agentConfig = dir.write("agent.toml", "[osk]\nbackend = \"none\"\n\n[[command]]\nid = \"term\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"/bin/true\"]\n")
+        let agent = RunningTool(["agent", "--config", agentConfig, "--socket", socketDir + "/s"],
+                                environment: ["HOME": dir.path, "PATH": "/usr/bin:/bin", "LANG": "en_US.UTF-8"])
+        #expect(agent.waitFor("not trusting it"))
+        usleep(600_000)  // a few more attempts (backoff 100, 200, 400 ms): still said once
+        agent.signal(SIGTERM)
+        _ = agent.wait()
+        let refusal = "\(socketDir)/s is served by uid 65534, not by root, kbd-commandd or you (uid 0); not trusting it; waiting for the real service"
+        #expect(agent.stderr.ranges(of: refusal).count == 1, "\(agent.stderr)")
+        #expect(!agent.stderr.contains("registered"))
+        #expect(!slurpFile(dir.path + "/log").contains("registered"), "the service got the table: \(slurpFile(dir.path + "/log"))")
     }
 }

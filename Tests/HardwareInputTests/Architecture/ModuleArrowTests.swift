@@ -27,16 +27,39 @@ import Testing
         // Handed a device source: never KbdEvdev or KbdRecording.
         "KbdDaemon": ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
                       "KbdGeometry", "CLinux", "Logging"],
+        // The umbrella: re-exports the library for tools and tests outside the package.
+        "HardwareInput": Self.library,
+        // Floor 7 and the helpers: what they use, by name; never the umbrella.
+        "KbdService": Self.library.subtracting(["KbdTOML"]).union(["CLinux", "Logging"]),
+        // The agent: the wire through KbdControl's client, its config, the runner it shares
+        // with the daemon, the desktop's C libraries; JSON for sway/i3 IPC and Hyprland.
+        "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
+                     "KbdDaemon", "KbdService", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
+        "KbdTestSupport": Self.library.union(["CLinux", "Logging", "Synchronization"]),
+        "kbd-commandd-agent": ["KbdAgent"],
+        "kbd-commandd-daemon": ["KbdService"],
+        "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),
+        "kbd-bench": Self.library.union(["KbdService", "KbdTestSupport", "Logging", "Synchronization"]),
+        "kbd-fuzz": Self.library,
     ]
+    /// The library's modules (what the umbrella re-exports).
+    static let library: Set<String> = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",
+                                       "KbdEvdev", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"]
     /// Imported by anything: the platform, never a module of ours.
     static let platform: Set<String> = ["Glibc", "Darwin", "Synchronization"]
     static let codecs: Set<String> = ["KbdJSON", "KbdTOML"]
-    static let libraryTargets = allowed.keys.sorted() + ["HardwareInput", "KbdService"]
+    static let libraryTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
+                                 "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdService"]
+    /// Every Swift target of Package.swift (the C ones have no Swift to read).
+    static let swiftTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
+                               "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdTestSupport",
+                               "KbdService", "KbdAgent", "kbd-commandd-agent", "kbd-commandd-daemon", "kbd-commandd", "kbd-bench", "kbd-fuzz"]
 
     /// `import X` lines of every Swift file below Sources/TARGET (any access level, `@_exported` too).
+    static let sources = Fixtures.root.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/") + "/Sources"
+
     static func imports(of target: String) -> [(file: String, module: String)] {
-        let dir = Fixtures.root.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/")
-            + "/Sources/" + target
+        let dir = sources + "/" + target
         var out: [(String, String)] = []
         for file in Files.list(dir, suffix: ".swift") {
             guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
@@ -60,6 +83,28 @@ import Testing
         }
     }
 
+    /// Every Swift target has a row: a new target cannot slip past the floors.
+    @Test func everyTargetHasARow() throws {
+        let manifest = String(decoding: try readWholeFile(path: Self.sources + "/../Package.swift", limit: 1 << 20), as: UTF8.self)
+        var declared: [String] = []
+        for line in manifest.split(separator: "\n") where line.contains("name: \"") && !line.contains("package:") && !line.contains("testTarget") {
+            guard let start = line.firstRange(of: "name: \"")?.upperBound, let end = line[start...].firstIndex(of: "\"") else { continue }
+            declared.append(String(line[start..<end]))
+        }
+        let swift = declared.filter { !Self.imports(of: $0).isEmpty || Files.list(Self.sources + "/" + $0, suffix: ".swift").count > 0 }
+        #expect(Set(swift) == Set(Self.swiftTargets), "targets without a row: \(Set(swift).subtracting(Self.swiftTargets).sorted())")
+        #expect(Set(Self.allowed.keys) == Set(Self.swiftTargets))
+    }
+
+    /// Issue 24: the service, the agent, the CLI and the helpers imported the umbrella and so
+    /// could reach any module. Only the umbrella itself names the modules wholesale.
+    @Test("no target imports the umbrella", arguments: swiftTargets.filter { $0 != "HardwareInput" })
+    func noUmbrella(target: String) {
+        for (file, module) in Self.imports(of: target) {
+            #expect(module != "HardwareInput", "\(file): \(target) imports the HardwareInput umbrella instead of the modules it uses")
+        }
+    }
+
     @Test("no codec below the config and the wire", arguments: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdRecording", "KbdEvdev", "KbdCommands", "KbdPipeline"])
     func noCodec(target: String) {
         for (file, module) in Self.imports(of: target) {
@@ -67,14 +112,16 @@ import Testing
         }
     }
 
-    @Test("Logging only in the daemon and above", arguments: allowed.keys.sorted().filter { $0 != "KbdDaemon" })
+    @Test("Logging only in the daemon and above", arguments: ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap",
+                                                              "KbdRecording", "KbdEvdev", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl"])
     func loggingOnlyAbove(target: String) {
         for (file, module) in Self.imports(of: target) {
             #expect(module != "Logging", "\(file): \(target) imports Logging")
         }
     }
 
-    @Test("no Foundation or ArgumentParser in the library or the service", arguments: libraryTargets + ["kbd-commandd-daemon", "KbdTestSupport"])
+    @Test("no Foundation or ArgumentParser in the library, the service or the agent",
+          arguments: libraryTargets + ["kbd-commandd-daemon", "KbdTestSupport", "KbdAgent", "kbd-commandd-agent", "kbd-fuzz"])
     func noFoundation(target: String) {
         for (file, module) in Self.imports(of: target) {
             #expect(!module.hasPrefix("Foundation") && module != "ArgumentParser", "\(file): \(target) imports \(module)")

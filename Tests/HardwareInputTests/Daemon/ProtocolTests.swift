@@ -1,0 +1,203 @@
+import KbdCore
+import KbdJSON
+import KbdKeymap
+import KbdCommands
+import KbdPipeline
+import KbdRecording
+import KbdConfig
+import KbdControl
+import Testing
+
+/// Issue 24: the wire has one typed home (KbdControl), used by both ends. Each request
+/// encodes back to itself, every reply the session gives decodes to itself, and every event
+/// the service writes (EventFormatter, the per-event path) decodes with the client's types.
+@Suite struct ProtocolTests {
+    @Test(arguments: [
+        ControlRequest.subscribe([.presence, .geometry]),
+        .subscribe(ControlRequest.defaultSubscription),
+        .setScopes(["editor", "org.gnome.TextEditor", "scope \"with\" quotes"]),
+        .setScopes([]),
+        .setTextInput(true),
+        .listCommands, .listDevices, .reload, .ping,
+        .register(commands: [
+            .init(id: "save", title: "Save", keys: "Ctrl+S", scope: "editor", repeat: true, priorityOverTextInput: true),
+            .init(id: "term", keys: "Ctrl+Alt+T"),
+        ], sequenceTimeoutMilliseconds: 1500),
+        .register(commands: [], sequenceTimeoutMilliseconds: nil),
+    ])
+    func requestsEncodeBackToThemselves(_ request: ControlRequest) throws {
+        #expect(try ControlRequest.parse(request.line) == request)
+        #expect(!request.line.contains("\n"))
+    }
+
+    /// The agent's request as it wrote it by hand before (issue 24) reads the same as the typed one.
+    @Test func theAgentsOldHandWrittenLinesStillParse() throws {
+        #expect(try ControlRequest.parse(#"{"request":"subscribe","events":["presence","geometry"]}"#) == .subscribe([.presence, .geometry]))
+        #expect(try ControlRequest.parse(#"{"request":"set_text_input","active":false}"#) == .setTextInput(false))
+    }
+
+    /// The subscribe reply carries the protocol's version (documented: README "Control socket").
+    @Test func subscribeCarriesTheProtocolVersion() throws {
+        let reply = ControlReply.subscribe(.init(events: [.presence], hardwareKeyboard: true, reason: "external keyboard"))
+        #expect(reply.line == #"{"reply":"subscribe","ok":true,"events":["presence"],"hardware_keyboard":true,"protocol":1,"reason":"external keyboard"}"#)
+        #expect(try ControlReply.parse(reply.line) == reply)
+    }
+
+    /// Every reply a session gives, for a trusted client and a user's, decodes to itself.
+    @Test func sessionRepliesDecodeToThemselves() throws {
+        let table = try ConfigLoader.load(path: Fixtures.root + "/../../../examples/commands.toml").table
+        let session = ControlSession()
+        let view = ControlSession.View(hardwareKeyboard: false, presenceReason: "no keyboard", geometry: ["layout": .string("docked")],
+                                       systemTable: table, allowKeyEvents: false, devices: { [.object(["path": .string("/dev/input/event3")])] })
+        let lines = [
+            #"{"request":"subscribe","events":["presence","geometry"]}"#, #"{"request":"subscribe","events":["key"]}"#,
+            #"{"request":"set_scopes","scopes":["editor"]}"#, #"{"request":"set_text_input","active":true}"#,
+            #"{"request":"list_commands"}"#, #"{"request":"list_devices"}"#, #"{"request":"ping"}"#,
+            #"{"request":"register","commands":[{"id":"t","keys":"Ctrl+Alt+T","scope":"editor"}]}"#,
+            #"{"request":"register","commands":[{"id":"bad","keys":"Ctrl+Sprocket"}]}"#,
+            "garbage", #"{"request":"reload"}"#,
+        ]
+        for trusted in [true, false] {
+            let peer = ControlSession.Peer(id: trusted ? 1 : 2, uid: trusted ? 0 : 1000, trusted: trusted)
+            for line in lines {
+                guard let reply = session.handle(line, from: peer, view: view).reply else { continue }
+                #expect(try ControlReply.parse(reply.line) == reply, "\(reply.line)")
+            }
+        }
+        let reload = ControlSession.reloaded(commands: 3, refusal: "c.toml:2: bad")
+        #expect(reload.line == #"{"reply":"reload","ok":false,"commands":3,"error":"c.toml:2: bad"}"#)
+        #expect(try ControlReply.parse(reload.line) == reload)
+    }
+
+    /// The events of real recordings, written as the service writes them, decode with the
+    /// client's types and encode to the same JSON.
+    @Test(arguments: ["cros-autotest--keyboard_ctrl+shift+q.events-only.evemu", "evemu-devices--logitech-k400-plus.evemu",
+                      "cros-autotest--inbox-input-latency-typing.with-prop.evemu"])
+    func eventsOfARealReplayDecode(_ name: String) throws {
+        let table = try ConfigLoader.parse("[[command]]\nid = \"quit\"\ntitle = \"Quit \\\"all\\\"\"\nkeys = \"Ctrl+Shift+Q\"\n", path: "c.toml").table
+        let pipeline = try Pipeline(keymap: try Keymaps.make("us"), table: table, options: .init(emitKeys: true))
+        let source = try RecordingSource(paths: [Fixtures.recording(name)])
+        var out: [PipelineEvent] = []
+        while let e = try source.next() { pipeline.process(e, into: &out) }
+        pipeline.finish(into: &out)
+        #expect(out.count > 4)
+        for event in out {
+            let line = EventFormatter.json(event)
+            let decoded = try ControlEvent.parse(line)
+            #expect(decoded.kind == event.eventKind)
+            #expect(try JSONValue.parse(decoded.line) == JSONValue.parse(line), "\(line)")
+            #expect(try ControlLine.parse(line) == .event(decoded))
+        }
+    }
+
+    /// A line that is neither a reply nor an event is an error for the client, not a guess.
+    @Test(arguments: [#"{"event":"typing","time":1}"#, #"{"reply":"subscribe","ok":true}"#, "[1]", #"{"event":"presence","time":1}"#])
+    func linesOutsideTheProtocolAreErrors(_ line: String) {
+        #expect(throws: ControlRequestError.self) { try ControlLine.parse(line) }
+    }
+}
+
+/// The session's rules without a socket: claims in one place, registration held to the
+/// config's rules, listings.
+@Suite struct ControlSessionTests {
+    static let system = try! ConfigLoader.parse("[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n[[command]]\nid = \"find\"\nkeys = \"Ctrl+F\"\nscope = \"editor\"\n", path: "s.toml").table
+    static var view: ControlSession.View {
+        ControlSession.View(hardwareKeyboard: true, presenceReason: "external keyboard", geometry: nil, systemTable: system,
+                            allowKeyEvents: false, devices: { [] })
+    }
+    static let root = ControlSession.Peer(id: 1, uid: 0, trusted: true)
+    static let alice = ControlSession.Peer(id: 2, uid: 1000, trusted: false)
+
+    /// A registered table is held to the same rules as a config's [[command]]: before issue 24
+    /// `register` accepted an empty id and a scope with a space, which a config refuses.
+    @Test(arguments: [
+        (#"{"id":"","keys":"Ctrl+T"}"#, "commands[0] (): id: expected a non-empty string, found an empty string"),
+        (#"{"id":"t","keys":"Ctrl+T","scope":"a b"}"#, "commands[0] (t): scope: expected one scope name without commas or spaces, found 'a b'"),
+        (#"{"id":"t","keys":"Ctrl+T","title":""}"#, "commands[0] (t): title: expected a non-empty string, found an empty string"),
+        (#"{"id":"t","keys":""}"#, "commands[0] (t): keys: expected a non-empty string, found an empty string"),
+    ])
+    func registrationFollowsTheConfigsRules(_ command: String, _ message: String) {
+        let session = ControlSession()
+        let reply = session.handle(#"{"request":"register","commands":["# + command + "]}", from: Self.alice, view: Self.view).reply
+        #expect(reply == .refused(name: "register", message: message))
+        #expect(session.tableOwners.isEmpty)
+    }
+
+    /// The same command in a config file gets the same words.
+    @Test func theConfigSaysTheSame() {
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\nscope = \"a b\"\n", path: "c.toml") }
+        do { _ = try ConfigLoader.parse("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\nscope = \"a b\"\n", path: "c.toml") } catch {
+            #expect(error.description == "c.toml:4: scope: expected one scope name without commas or spaces, found 'a b'")
+        }
+    }
+
+    /// Claims live in the session: the newest claim routes the system table, each client's
+    /// own claim routes its own table, and a client's claims leave with it.
+    @Test func claimsAreHeldByClientAndLeaveWithIt() {
+        let session = ControlSession()
+        _ = session.handle(.setScopes(["editor"]), from: Self.root, view: Self.view)
+        let second = session.handle(.setScopes(["terminal"]), from: Self.alice, view: Self.view)
+        #expect(session.systemScopes == ["terminal"])
+        #expect(second.effects.contains { if case .systemScopes(["terminal"]) = $0 { true } else { false } })
+        #expect(session.ownScopes(Self.root.id) == ["editor"])
+        let gone = session.disconnected(Self.alice.id)
+        #expect(session.systemScopes == ["editor"])
+        #expect(gone.contains { if case .systemScopes(["editor"]) = $0 { true } else { false } })
+        #expect(gone.contains { if case .ownScopes(owner: 2, nil) = $0 { true } else { false } })
+    }
+
+    /// A user's client sees its own scopes and table, never the scopes another session set.
+    @Test func aUsersListingShowsItsOwnClaims() throws {
+        let session = ControlSession()
+        _ = session.handle(.setScopes(["secret-app"]), from: Self.root, view: Self.view)
+        _ = session.handle(#"{"request":"register","commands":[{"id":"t","keys":"Ctrl+Alt+T"}]}"#, from: Self.alice, view: Self.view)
+        guard case .listCommands(let listing)? = session.handle(.listCommands, from: Self.alice, view: Self.view).reply else {
+            Issue.record("no listing")
+            return
+        }
+        #expect(listing.scopes == ["global"])
+        #expect(listing.user?.commands.map(\.id) == ["t"])
+        guard case .listCommands(let rootListing)? = session.handle(.listCommands, from: Self.root, view: Self.view).reply else { return }
+        #expect(rootListing.scopes == ["secret-app", "global"])
+    }
+
+    /// What a user's client may not ask.
+    @Test func usersAreRefusedWhatIsForTheServicesGroup() {
+        let session = ControlSession()
+        for request in [ControlRequest.reload, .listDevices, .subscribe([.chord])] {
+            let reply = session.handle(request, from: Self.alice, view: Self.view).reply
+            #expect(reply?.ok == false && reply?.name == "error", "\(request)")
+        }
+        #expect(session.handle(.reload, from: Self.root, view: Self.view).effects.contains { if case .reload = $0 { true } else { false } })
+    }
+}
+
+/// The client's rules: who may serve, and how long to wait before connecting again.
+@Suite struct ControlClientRuleTests {
+    @Test func onlyRootTheServiceAndTheCallerMayServe() {
+        #expect(ServerTrust.refusal(serverUID: 0, path: "/s", trusted: [], own: 1000) == nil)
+        #expect(ServerTrust.refusal(serverUID: 1000, path: "/s", trusted: [], own: 1000) == nil)
+        #expect(ServerTrust.refusal(serverUID: 999, path: "/s", trusted: [999], own: 1000) == nil)
+        #expect(ServerTrust.refusal(serverUID: 1006, path: "/s", trusted: [999], own: 1000)
+                == "/s is served by uid 1006, not by root, kbd-commandd or you (uid 1000); not trusting it")
+    }
+
+    /// Issue 25 item 7: a server that accepts and closes at once used to get a reconnect every
+    /// 100 ms forever (the wait started over at every connect). It grows until a connection lasts.
+    @Test func backoffGrowsUntilAConnectionLasts() {
+        var backoff = ReconnectBackoff(initial: 100, maximum: 5000, stable: 5000)
+        var waits: [Int] = []
+        var now: Int64 = 0
+        for _ in 0..<7 {
+            backoff.connected(now: now)
+            now += 10
+            let wait = backoff.disconnected(now: now)
+            waits.append(wait)
+            now += Int64(wait)
+        }
+        #expect(waits == [100, 200, 400, 800, 1600, 3200, 5000])
+        backoff.connected(now: now)
+        #expect(backoff.disconnected(now: now + 6000) == 100)
+        #expect(backoff.failed() == 200)
+    }
+}
