@@ -1,8 +1,6 @@
 import KbdService
 import Logging
 import CLinux
-#if canImport(Glibc)
-import Glibc
 import KbdDaemon
 import KbdConfig
 import KbdControl
@@ -13,6 +11,8 @@ import KbdTOML
 import KbdSystem
 import KbdCommands
 import KbdPipeline
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// The session agent process: `kbd-commandd-agent` (what `kbd-commandd agent` executes).

@@ -1,8 +1,8 @@
 import CLinux
-#if canImport(Glibc)
-import Glibc
 import KbdSystem
 import KbdCore
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Desktop calls made in a short-lived child of the agent: the child loads the client

@@ -1,8 +1,8 @@
-#if canImport(Glibc)
-import Glibc
 import KbdSystem
 import KbdJSON
 import KbdTOML
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// The window that has the keyboard focus, as the desktop names it.

@@ -1,6 +1,6 @@
+import KbdSystem
 #if canImport(Glibc)
 import Glibc
-import KbdSystem
 #endif
 
 /// The focused window from Hyprland's event socket

@@ -1,8 +1,8 @@
 import CLinux
-#if canImport(Glibc)
-import Glibc
 import KbdSystem
 import KbdConfig
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// What AT-SPI says of an accessible object: whether text is typed into it. Numbers from

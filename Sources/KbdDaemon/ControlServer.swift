@@ -87,7 +87,7 @@ final class ControlServer {
     let maxQueuedBytes: Int
     let maxClients: Int
     /// Whether peers that are not trusted are served as users' clients (else refused).
-    let acceptsUsers: Bool
+    let userAgents: Bool
     let readBudget = 64 * 1024
     let linesPerWakeup = 64
     /// Output above which a client's requests are not read until it reads its replies.
@@ -117,7 +117,7 @@ final class ControlServer {
     /// not a socket, is an error and left in place.
     /// The corresponding C functions are `socket`, `bind`, `chmod` and `listen`.
     init(path: String, mode: UInt32 = 0o660, logger: Logger, epoll: Epoll, clientTokens: UInt64, listenerToken: UInt64,
-         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256, acceptsUsers: Bool = false) throws(SystemError) {
+         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256, userAgents: Bool = false) throws(SystemError) {
         self.path = path
         self.logger = logger
         self.epoll = epoll
@@ -126,7 +126,7 @@ final class ControlServer {
         self.maxLineBytes = maxLineBytes
         self.maxQueuedBytes = maxQueuedBytes
         self.maxClients = maxClients
-        self.acceptsUsers = acceptsUsers
+        self.userAgents = userAgents
         let address = try UnixSocketAddress(path: path)
         try Self.clearStale(path, address)
         let fd = try UnixSocketAddress.streamSocket(nonBlocking: true)
@@ -221,7 +221,7 @@ final class ControlServer {
                 continue
             }
             let trusted = authorize(cred.uid, cred.gid, Self.peerGroups(fd))
-            guard trusted || acceptsUsers else {
+            guard trusted || userAgents else {
                 logger.warning("control: refused a client (uid \(cred.uid), gid \(cred.gid), pid \(cred.pid)): not authorised")
                 close(fd)
                 continue

@@ -35,11 +35,11 @@ public final class KeyboardDaemon {
         /// Serve every local user's session agent (socket mode 0666): a peer that is not
         /// root, the service's user or in its group may register its own table and learn
         /// presence and geometry, nothing else. Off: such peers are refused (mode 0660).
-        public var userClients: Bool
+        public var userAgents: Bool
 
         public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
                     presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none,
-                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256, userClients: Bool = false) {
+                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256, userAgents: Bool = false) {
             self.socketPath = socketPath
             self.allowKeyEvents = allowKeyEvents
             self.maxChildren = maxChildren
@@ -47,7 +47,7 @@ public final class KeyboardDaemon {
             self.compose = compose
             self.childEnvironment = childEnvironment
             self.maxClients = maxClients
-            self.userClients = userClients
+            self.userAgents = userAgents
         }
     }
 
@@ -61,8 +61,6 @@ public final class KeyboardDaemon {
         }
     }
 
-    /// A device node the daemon knows about, open or not.
-    public typealias DeviceRecord = DeviceRow
 
     private enum Token {
         static let hotplug: UInt64 = 1
@@ -87,7 +85,7 @@ public final class KeyboardDaemon {
     private var open: [DeviceID: any InputDevice] = [:]
     private var byPath: [String: DeviceID] = [:]
     /// Every node seen, with its verdict or why it could not be opened.
-    public private(set) var known: [String: DeviceRecord] = [:]
+    public private(set) var known: [String: DeviceRow] = [:]
     private var nextDevice = 1
     /// Hotplugged nodes still unreadable after udev changed them, with when to say so: udev
     /// makes several changes (owner, mode, then the rule's ACL), so one refusal in between
@@ -130,9 +128,9 @@ public final class KeyboardDaemon {
             epoll.modify(fd, token: Token.children | UInt64(UInt32(bitPattern: fd)), events: paused ? 0 : Epoll.readable)
         }
         if let path = options.socketPath {
-            let server = try ControlServer(path: path, mode: options.userClients ? 0o666 : 0o660, logger: logger, epoll: epoll,
+            let server = try ControlServer(path: path, mode: options.userAgents ? 0o666 : 0o660, logger: logger, epoll: epoll,
                                            clientTokens: Token.clients, listenerToken: Token.listener, maxClients: options.maxClients,
-                                           acceptsUsers: options.userClients)
+                                           userAgents: options.userAgents)
             control = server
             logger.info("control socket at \(path)")
         }
@@ -511,7 +509,7 @@ public final class KeyboardDaemon {
     public var commandTableOwners: [Int] { session.tableOwners }
 
     /// Every node seen, sorted by path.
-    public func deviceList() -> [DeviceRecord] {
+    public func deviceList() -> [DeviceRow] {
         known.values.sorted { $0.path.count == $1.path.count ? $0.path < $1.path : $0.path.count < $1.path.count }
     }
 

@@ -1,16 +1,16 @@
 import CLinux
 import Logging
-#if canImport(Glibc)
-import Glibc
 public import KbdKeymap
 public import KbdConfig
 public import KbdDaemon
-public import KbdSystem
-public import KbdControl
-public import KbdCore
-public import KbdEvdev
-public import KbdRecording
-public import KbdCommands
+import KbdSystem
+import KbdControl
+import KbdCore
+import KbdEvdev
+import KbdRecording
+import KbdCommands
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
@@ -212,7 +212,7 @@ public enum Service {
                 options: .init(socketPath: options.noSocket ? nil : socketPath, allowKeyEvents: options.allowKeyEvents,
                                maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment),
                                childEnvironment: options.childEnvironment(from: environment),
-                               maxClients: maxClients(options.maxClients, logger: logger), userClients: options.userAgents),
+                               maxClients: maxClients(options.maxClients, logger: logger), userAgents: options.userAgents),
                 source: source, logger: logger, load: load)
         } catch {
             return reportFailure(error)

@@ -1,7 +1,7 @@
 public import Logging
+import KbdSystem
 #if canImport(Glibc)
 import Glibc
-import KbdSystem
 #endif
 
 /// Log lines on stderr: `<N>message` (sd-daemon priority prefixes) when started by

@@ -1,10 +1,10 @@
 import CLinux
 public import Logging
 import Synchronization
-#if canImport(Glibc)
-import Glibc
 public import KbdCore
 public import KbdSystem
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// A device built from an evemu description, driven by the test: events,

@@ -2,8 +2,6 @@ import KbdTestSupport
 import KbdService
 import Logging
 import Synchronization
-#if canImport(Glibc)
-import Glibc
 import KbdSystem
 import KbdDaemon
 import KbdKeymap
@@ -11,6 +9,8 @@ import KbdCore
 import KbdControl
 import KbdCommands
 import KbdPipeline
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// `kbd-bench attack [--chords N]`: chord latency while the service is attacked the way

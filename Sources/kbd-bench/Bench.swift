@@ -1,7 +1,5 @@
 import KbdService
 import KbdTestSupport
-#if canImport(Glibc)
-import Glibc
 import KbdCommands
 import KbdSystem
 import KbdKeymap
@@ -9,6 +7,8 @@ import KbdConfig
 import KbdRecording
 import KbdCore
 import KbdPipeline
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// kbd-bench: reproducible performance figures for kbd-commandd. Prints numbers;

@@ -1,11 +1,11 @@
 import KbdTestSupport
-#if canImport(Glibc)
-import Glibc
 import KbdSystem
 import KbdConfig
 import KbdJSON
 import KbdControl
 import KbdCommands
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// The codecs at the edges: TOML config loading and JSON request parsing (issue 17, D4 and D13).

@@ -1,11 +1,11 @@
 import ArgumentParser
 import KbdService
-#if canImport(Glibc)
-import Glibc
 import KbdControl
 import KbdConfig
 import KbdSystem
 import KbdCommands
+#if canImport(Glibc)
+import Glibc
 #endif
 
 struct CommandsCommand: ParsableCommand {

@@ -1,12 +1,12 @@
 import ArgumentParser
 import CLinux
 import KbdService
-#if canImport(Glibc)
-import Glibc
 import KbdSystem
 import KbdEvdev
 import KbdRecording
 import KbdCore
+#if canImport(Glibc)
+import Glibc
 #endif
 
 struct RecordCommand: ParsableCommand {

@@ -1,10 +1,10 @@
 import ArgumentParser
 import KbdService
-#if canImport(Glibc)
-import Glibc
 import KbdDaemon
 import KbdSystem
 import KbdControl
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// `kbd-commandd reload`: asks the running service to load its config again, over the

@@ -1,9 +1,9 @@
 import ArgumentParser
 import CLinux
 import KbdService
+import KbdSystem
 #if canImport(Glibc)
 import Glibc
-import KbdSystem
 #endif
 
 /// `kbd-commandd run …` executes `kbd-commandd-daemon …` from the same directory

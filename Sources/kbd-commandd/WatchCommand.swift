@@ -1,13 +1,13 @@
 import ArgumentParser
 import CLinux
 import KbdService
-#if canImport(Glibc)
-import Glibc
 import KbdControl
 import KbdSystem
 import KbdJSON
 import KbdPipeline
 import KbdTOML
+#if canImport(Glibc)
+import Glibc
 #endif
 
 struct WatchCommand: ParsableCommand {

@@ -1,5 +1,3 @@
-#if canImport(Glibc)
-import Glibc
 import KbdKeymap
 import KbdCommands
 import KbdJSON
@@ -10,6 +8,8 @@ import KbdCore
 import KbdGeometry
 import KbdControl
 import KbdConfig
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Fuzz targets for every parser that takes outside input. Built for libFuzzer with

@@ -131,7 +131,7 @@ struct AgentRegistrationTests {
     /// A peer that is not root, the service's user or in its group is a user's client:
     /// it may register and follow presence, nothing that tells it what others type.
     @Test func usersClientsGetOnlyTheirOwnCommandsPresenceAndGeometry() throws {
-        let h = try DaemonHarness(userClients: true)
+        let h = try DaemonHarness(userAgents: true)
         h.daemon.setPeerAuthorization { _, _, _ in false }
         var st = stat()
         #expect(stat(h.socketPath, &st) == 0 && st.st_mode & 0o777 == 0o666)

@@ -51,7 +51,7 @@ final class DaemonHarness {
 
     init(config: String = DaemonHarness.config, allowKeyEvents: Bool = false, maxChildren: Int = 8,
          devices: [(String, DeviceDescription)] = [], childEnvironment: [String]? = nil, socketPath: String? = nil,
-         maxClients: Int = 256, userClients: Bool = false, unreadable: [(String, DeviceDescription)] = []) throws {
+         maxClients: Int = 256, userAgents: Bool = false, unreadable: [(String, DeviceDescription)] = []) throws {
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         configPath = "/tmp/kbd-daemon-\(unique).toml"
         self.socketPath = socketPath ?? "/tmp/kbd-daemon-\(unique).sock"
@@ -61,7 +61,7 @@ final class DaemonHarness {
         let path = configPath
         let clock = self.clock
         var options = KeyboardDaemon.Options(socketPath: self.socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren,
-                                             presenceDebounceMilliseconds: 500, maxClients: maxClients, userClients: userClients)
+                                             presenceDebounceMilliseconds: 500, maxClients: maxClients, userAgents: userAgents)
         if let childEnvironment { options.childEnvironment = childEnvironment }
         daemon = try KeyboardDaemon(
             options: options,

@@ -1,0 +1,57 @@
+import Logging
+import KbdConfig
+import KbdSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+
+/// The user's desktop. Bus and GSettings calls are made in a child process each
+/// (DesktopProcess): the agent never loads libsystemd or GIO itself.
+final class LiveDesktop: OnScreenKeyboardDesktop {
+    private let environment: [String: String]
+    private let logger: Logger
+
+    init(environment: [String: String], logger: Logger) {
+        self.environment = environment
+        self.logger = logger
+    }
+
+    /// Whether there is a session bus to talk to (sd-bus finds it from these).
+    private var hasSessionBus: Bool {
+        environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["XDG_RUNTIME_DIR"] != nil
+    }
+
+    func running() -> OnScreenKeyboardSettings.Backend {
+        let desktop = environment["XDG_CURRENT_DESKTOP"]
+        let wvkbd = !Wvkbd.processes().isEmpty
+        guard hasSessionBus else { return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd) }
+        do {
+            let name = try DesktopProcess.call {
+                let bus = try MessageBus()
+                return OnScreenKeyboard.pick(hasOwner: { bus.hasOwner($0) }, currentDesktop: desktop, wvkbdRunning: wvkbd).rawValue
+            }
+            return OnScreenKeyboardSettings.Backend(rawValue: name) ?? .none
+        } catch {
+            logger.warning("on-screen keyboard: no session bus (\(error))")
+            return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd)
+        }
+    }
+
+    func keyboard(_ backend: OnScreenKeyboardSettings.Backend) -> (any KeyboardSwitch)? {
+        switch backend {
+        case .auto, .none:
+            return nil
+        case .squeekboard, .kwin:
+            guard hasSessionBus else {
+                logger.warning("on-screen keyboard: no session bus (DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR are unset)")
+                return nil
+            }
+            return backend == .squeekboard ? Squeekboard() : KWinVirtualKeyboard()
+        case .gnome:
+            return GnomeScreenKeyboard(environment: environment)
+        case .wvkbd:
+            return Wvkbd(pids: Wvkbd.processes())
+        }
+    }
+}
