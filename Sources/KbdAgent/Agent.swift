@@ -172,13 +172,15 @@ final class AgentLoop {
     /// Loads the config; a bad one keeps the table there was (none at start).
     @discardableResult
     private func loadConfig() -> Bool {
-        do {
+        do throws(ConfigError) {
             let loaded = try ConfigLoader.load(path: configPath, trust: .strict)
+            // A [keymap] here would change nothing: refused with the reason, not ignored.
+            let refused = ConfigLoader.agentConfigProblems(loaded)
+            if !refused.isEmpty { throw ConfigError(problems: refused) }
             config = loaded
             logger.info("loaded \(configPath): \(loaded.table.commands.count) commands, on-screen keyboard \(loaded.osk.backend.rawValue)")
             // The service owns the keyboards: these sections of a user's config do nothing.
             var ignored: [String] = []
-            if loaded.keymap != KeymapNames() { ignored.append("[keymap] (the service's layout applies)") }
             if loaded.devices != DeviceFilter() { ignored.append("[devices]") }
             if loaded.geometry != nil { ignored.append("[geometry]") }
             if !ignored.isEmpty { logger.warning("\(configPath): \(ignored.joined(separator: ", ")) ignored in a user's config") }
