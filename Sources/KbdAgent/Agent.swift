@@ -84,6 +84,10 @@ final class AgentLoop {
     private var socket: Int32 = -1
     private let input = LineBuffer(maxLineBytes: 1 << 20)
     private var backoffMilliseconds = 100
+    /// Whether the refusal was explained (once, at WARNING; ConnectionAdvice) and whether the
+    /// service answered anything on this connection (a close before any answer is a refusal).
+    private var refusalExplained = false
+    private var answered = false
     private var stop = false
     private var ready: [Epoll.Ready] = []
     /// Where the focused window comes from (nil: no desktop interface found).
@@ -256,7 +260,7 @@ final class AgentLoop {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             socket = fd
             try epoll.add(fd, token: Token.socket)
-            backoffMilliseconds = 100
+            answered = false
             logger.info("connected to \(socketPath)")
             send(#"{"request":"subscribe","events":["presence","geometry"]}"#)
             sentScopes = nil
@@ -264,10 +268,21 @@ final class AgentLoop {
             applyFocus()
             register()
         } catch {
-            if backoffMilliseconds == 100 { logger.info("waiting for the service at \(socketPath) (\(error.message))") }
+            if let advice = ConnectionAdvice.refusal(.connect(errno: error.errno), socketPath: socketPath, user: userName) {
+                if !refusalExplained { logger.warning("\(advice)") }
+                refusalExplained = true
+            } else if backoffMilliseconds == 100 {
+                logger.info("waiting for the service at \(socketPath) (\(error.message))")
+            }
             _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
             backoffMilliseconds = min(backoffMilliseconds * 2, 5000)
         }
+    }
+
+    /// The user's name for the advice (getpwuid), else the uid.
+    private var userName: String {
+        guard let pw = getpwuid(getuid()) else { return "\(getuid())" }
+        return String(cString: pw.pointee.pw_name)
     }
 
     private func disconnected(_ reason: String) {
@@ -275,7 +290,13 @@ final class AgentLoop {
         close(socket)
         socket = -1
         input.reset()
-        logger.warning("lost the service (\(reason)); reconnecting")
+        if !answered, let advice = ConnectionAdvice.refusal(.closedBeforeAnyReply, socketPath: socketPath, user: userName) {
+            if !refusalExplained { logger.warning("\(advice)") }
+            refusalExplained = true
+            backoffMilliseconds = min(backoffMilliseconds * 2, 5000)
+        } else {
+            logger.warning("lost the service (\(reason)); reconnecting")
+        }
         // Presence is unknown without the service: the on-screen keyboard comes back.
         osk.forgetPresence()
         _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(backoffMilliseconds) * 1000)
@@ -333,6 +354,9 @@ final class AgentLoop {
     }
 
     private func handle(_ line: String) {
+        if !answered { backoffMilliseconds = 100 }  // the service took this connection
+        answered = true
+        refusalExplained = false
         guard case .object(let o)? = try? JSONValue.parse(line) else { return }
         if let reply = o["reply"]?.stringValue {
             let ok = o["ok"].map { $0 == .bool(true) } ?? false

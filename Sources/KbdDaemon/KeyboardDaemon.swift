@@ -552,7 +552,11 @@ public final class KeyboardDaemon {
         let listing = CommandListing(table: pipeline.table, activeScopes: active.isEmpty ? nil : active)
         var fields: [String: JSONValue] = ["commands": .array(listing.jsonValues(shadowing: false)),
                                            "scopes": chain(active), "text_input": .bool(activeText)]
-        if let table = pipeline.userTables.first(where: { $0.owner == client.id })?.table, let state = pipeline.userState(owner: client.id) {
+        // The caller's own table: the one it registered, else the one its uid's agent registered
+        // (issue 27: `commands --active` run by the user showed only global).
+        let owner = pipeline.userTables.contains(where: { $0.owner == client.id }) ? client.id
+            : pipeline.userTables.first(where: { t in control?.clients.values.contains { $0.id == t.owner && $0.uid == client.uid } ?? false })?.owner
+        if let owner, let table = pipeline.userTables.first(where: { $0.owner == owner })?.table, let state = pipeline.userState(owner: owner) {
             let mine = CommandListing(table: table, activeScopes: state.scopes.isEmpty ? nil : state.scopes)
             fields["user_commands"] = .array(mine.jsonValues(shadowing: false))
             fields["user_scopes"] = chain(state.scopes)
