@@ -36,6 +36,17 @@ public enum Agent {
                 logger.error("no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)")
                 return ExitStatus.noInput
             }
+            // One agent per user and service, however many ways it was started (issue 27).
+            if let lock = SingleInstance.lockPath(environment: environment, socketPath: socket) {
+                switch SingleInstance.acquire(lock) {
+                case .acquired: break  // held until the process exits
+                case .heldBy(let pid):
+                    logger.info("another kbd-commandd agent runs for this user and \(socket) (pid \(pid), \(lock)); this one exits (started twice: the autostart entry, the user unit or a compositor's exec line)")
+                    return ExitStatus.success
+                case .unavailable(let e):
+                    logger.info("no single-instance lock at \(lock) (\(SystemError(operation: "open", errno: e).message)); going on")
+                }
+            }
             do {
                 let agent = try AgentLoop(configPath: config, socketPath: socket, environment: environment, logger: logger)
                 agent.run()

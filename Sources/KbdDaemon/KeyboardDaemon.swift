@@ -79,6 +79,9 @@ public final class KeyboardDaemon {
     public let logger: Logger
     private let source: any DeviceSource
     private let clock: () -> EventTime
+    /// When the service started, on the clock event times use (the subscribe reply's
+    /// `started`: `watch` prints times relative to it).
+    private let started: EventTime
     private let load: () throws -> Loaded
     private let epoll: Epoll
     private var loaded: Loaded
@@ -122,6 +125,7 @@ public final class KeyboardDaemon {
         self.source = source
         self.logger = logger
         self.clock = clock
+        self.started = clock()
         self.load = load
         self.epoll = try Epoll()
         self.loaded = try load()
@@ -501,7 +505,8 @@ public final class KeyboardDaemon {
             // The state now, so a client that connects (or reconnects) needs no change to learn it.
             var fields: [String: JSONValue] = ["events": .array(kinds.sorted().map { .string($0) }),
                                                "hardware_keyboard": .bool(pipeline.presence.reported),
-                                               "reason": .string(pipeline.presence.reason.rawValue)]
+                                               "reason": .string(pipeline.presence.reason.rawValue),
+                                               "started": .number(Double(started.microseconds) / 1_000_000)]
             if let geometry = pipeline.geometry { fields["geometry"] = .object(geometry.report.jsonObject()) }
             return reply("subscribe", fields)
         case .setScopes(let list):

@@ -31,8 +31,8 @@ struct CheckCommand: ParsableCommand {
 
             Examples:
               kbd-commandd check
-              kbd-commandd check --config examples/commands.toml
-              kbd-commandd check --agent --config examples/desktop.toml
+              kbd-commandd check --config /usr/share/doc/kbd-commandd/examples/commands.toml
+              kbd-commandd check --agent --config /usr/share/doc/kbd-commandd/examples/desktop.toml
             """
     )
 

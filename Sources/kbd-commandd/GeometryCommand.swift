@@ -12,7 +12,7 @@ struct GeometryCommand: ParsableCommand {
             guide, bottom offset, near/away edges and tracking rules. See README "Geometry".
 
             Example:
-              kbd-commandd geometry examples/geometry/split-view.json --svg /tmp/layout.svg
+              kbd-commandd geometry /usr/share/doc/kbd-commandd/examples/geometry/split-view.json --svg /tmp/layout.svg
             """
     )
 
