@@ -46,6 +46,20 @@ struct AgentAutostartEndToEndTests {
         for sub in ["/out", "/xdg/autostart", "/xdg"] { rmdir(dir.path + sub) }
     }
 
+    /// Issue 27: a [keymap] in the user's config is refused with the reason (it was ignored
+    /// with a warning while the table loaded); the agent goes on without commands.
+    @Test func theAgentRefusesAKeymap() {
+        let dir = EndToEndDirectory()
+        let config = dir.write("config.toml", "[keymap]\nlayout = \"de\"\n\n[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\n", mode: 0o600)
+        let environment = ["LANG": "en_US.UTF-8", "HOME": dir.path, "XDG_RUNTIME_DIR": dir.path, "PATH": "/usr/bin:/bin"]
+        let agent = RunningTool(["agent", "--socket", dir.path + "/none.sock", "--config", config], environment: environment)
+        #expect(agent.waitFor("going on without commands until the config is fixed"))
+        agent.signal(SIGTERM)
+        #expect(agent.wait() == 0)
+        #expect(agent.stderr.contains("ERROR \(config):1: [keymap] in a user's agent config: the service maps every key with its own keymap"), "\(agent.stderr)")
+        #expect(!agent.stderr.contains("loaded \(config)"))
+    }
+
     /// Two agents for one user and service: the second one sees the lock and exits 0 at once,
     /// naming the first one's pid; the first goes on.
     @Test func aSecondAgentExits() {

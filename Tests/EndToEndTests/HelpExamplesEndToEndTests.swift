@@ -180,6 +180,32 @@ struct HelpExamplesEndToEndTests {
         }
     }
 
+    /// Issue 27: the README is a newcomer's page (it was 1,155 lines): at most ~300 lines, each
+    /// heading once, install and the first shortcut near the top, and every page it sends the
+    /// reader to exists.
+    @Test func theReadmeIsANewcomersPage() {
+        let readme = slurpFile(Paths.root + "/README.md")
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count <= 300, "\(lines.count) lines")
+        let headings = lines.filter { $0.hasPrefix("#") && !$0.hasPrefix("#!") }.map(String.init)
+        #expect(Set(headings).count == headings.count, "\(headings)")
+        let install = lines.firstIndex { $0 == "## Install" }
+        let first = lines.firstIndex { $0.hasPrefix("## Your first shortcut") }
+        #expect(install != nil && install! < 60, "install at line \(install.map { $0 + 1 } ?? -1)")
+        #expect(first != nil && first! < 90)
+        for needed in ["Swift 6.1", "swift.org", "scripts/test", "15–25 minutes", "../shared/kbdvm", "CI=true", "tests-desktop/setup-host.sh"] {
+            #expect(readme.contains(needed), "\(needed)")
+        }
+        var rest = Substring(readme)
+        while let open = rest.firstRange(of: "](docs/") {
+            let tail = rest[open.upperBound...]
+            let name = tail.prefix { $0 != ")" }
+            #expect(access(Paths.root + "/docs/" + name, R_OK) == 0, "docs/\(name)")
+            rest = tail
+        }
+        for page in Self.manPages { #expect(access(page, R_OK) == 0, "\(page)") }
+    }
+
     /// The top-level help's exit-code table names the codes `ExitStatus` uses.
     @Test func theExitCodeTableMatchesTheCode() {
         let help = runTool(["--help"], environment: Self.wide).stdout.replacingAll("\n", with: " ")
