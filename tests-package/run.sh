@@ -36,7 +36,10 @@ for f in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /us
          /usr/share/man/man1/kbd-commandd.1.gz /usr/share/man/man5/kbd-commandd.toml.5.gz \
          /usr/share/man/man8/kbd-commandd-daemon.8.gz /usr/share/bash-completion/completions/kbd-commandd \
          /usr/share/zsh/vendor-completions/_kbd-commandd /usr/share/fish/vendor_completions.d/kbd-commandd.fish \
-         /usr/share/doc/kbd-commandd/copyright; do
+         /usr/share/doc/kbd-commandd/copyright /usr/share/man/man1/kbd-commandd-agent.1.gz \
+         /etc/xdg/autostart/kbd-commandd-agent.desktop /usr/share/doc/kbd-commandd/examples/desktop.toml \
+         /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu \
+         /usr/share/doc/kbd-commandd/examples/recordings/service-keys.evemu; do
     expect "package ships $f" test -s "$R$f"
 done
 # The licence: MIT at the top of the source, and the package's copyright file in Debian's
@@ -46,6 +49,35 @@ expect "copyright is machine-readable (DEP-5) and names the Expat licence" \
     bash -c 'sed -n 1p "$0" | grep -x "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" >/dev/null && grep -x "License: Expat" "$0" >/dev/null' \
     "$R/usr/share/doc/kbd-commandd/copyright"
 expect "config.toml is a conffile" grep -qx /etc/kbd-commandd/config.toml "$R/DEBIAN/conffiles"
+expect "the autostart entry is a conffile" grep -qx /etc/xdg/autostart/kbd-commandd-agent.desktop "$R/DEBIAN/conffiles"
+
+# The XDG autostart entry (GNOME, KDE, systemd-xdg-autostart-generator): valid, and the
+# generator makes a unit of it that runs the agent.
+desktop="$R/etc/xdg/autostart/kbd-commandd-agent.desktop"
+if command -v desktop-file-validate >/dev/null; then
+    out="$(desktop-file-validate "$desktop" 2>&1)" && [ -z "$out" ] && ok "desktop-file-validate kbd-commandd-agent.desktop" \
+        || bad "desktop-file-validate kbd-commandd-agent.desktop: $out"
+else
+    bad "desktop-file-validate is missing (scripts/install-deps --package installs desktop-file-utils)"
+fi
+generator=/usr/lib/systemd/user-generators/systemd-xdg-autostart-generator
+if [ -x "$generator" ]; then
+    G="$(mktemp -d /tmp/kbd-autostart.XXXXXX)"
+    sed "s|/usr/libexec/kbd-commandd/|$R/usr/libexec/kbd-commandd/|g" "$desktop" > "$G/kbd-commandd-agent.desktop"
+    mkdir -p "$G/xdg/autostart" "$G/out" && mv "$G/kbd-commandd-agent.desktop" "$G/xdg/autostart/"
+    XDG_CONFIG_DIRS="$G/xdg" XDG_CONFIG_HOME="$G/home" "$generator" "$G/out" "$G/out" "$G/out" 2>/dev/null || true
+    expect "systemd-xdg-autostart-generator makes a unit that runs the agent" \
+        grep -q "kbd-commandd-agent" "$G/out/app-kbd\\x2dcommandd\\x2dagent@autostart.service"
+    rm -rf "$G"
+fi
+
+# The man pages' examples use the installed examples: each replays and fires.
+ex="$R/usr/share/doc/kbd-commandd/examples"
+replayed="$("$R/usr/bin/kbd-commandd" replay "$ex/recordings/desktop-keys.evemu" --config "$ex/desktop.toml" 2>&1 || true)"
+case "$replayed" in
+    *"command   terminal"*) ok "the installed desktop example fires on the installed recording" ;;
+    *) bad "the installed desktop example does not fire on the installed recording: $replayed" ;;
+esac
 for s in postinst postrm prerm; do expect "$s parses (sh -n)" sh -n "$R/DEBIAN/$s"; done
 expect "postinst creates the user and group" grep -q "adduser --system" "$R/DEBIAN/postinst"
 expect "postinst enables the service (deb-systemd-helper)" grep -q "deb-systemd-helper enable 'kbd-commandd.service'" "$R/DEBIAN/postinst"

@@ -1,6 +1,6 @@
 // The library product: every module of the package's library, re-exported, so that
 // `import HardwareInput` keeps working for tools and tests. The modules themselves
-// (see README "Module map") are what the code inside the package imports.
+// (see docs/architecture.md, "Module map") are what the code inside the package imports.
 @_exported public import KbdJSON
 @_exported public import KbdTOML
 @_exported public import KbdSystem

@@ -45,6 +45,17 @@ public enum Agent {
                 logger.error("no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)")
                 return ExitStatus.noInput
             }
+            // One agent per user and service, however many ways it was started (issue 27).
+            if let lock = SingleInstance.lockPath(environment: environment, socketPath: socket) {
+                switch SingleInstance.acquire(lock) {
+                case .acquired: break  // held until the process exits
+                case .heldBy(let pid):
+                    logger.info("another kbd-commandd agent runs for this user and \(socket) (pid \(pid), \(lock)); this one exits (started twice: the autostart entry, the user unit or a compositor's exec line)")
+                    return ExitStatus.success
+                case .unavailable(let e):
+                    logger.info("no single-instance lock at \(lock) (\(SystemError(operation: "open", errno: e).message)); going on")
+                }
+            }
             do {
                 let agent = try AgentLoop(configPath: config, socketPath: socket, environment: environment, logger: logger)
                 agent.run()
@@ -97,6 +108,9 @@ final class AgentLoop {
     private var registeredIDs: Set<String> = []
     /// The refusal said once (at WARNING); later attempts wait quietly.
     private var saidRefusal = false
+    /// Whether the service answered anything on this connection (a close before any answer
+    /// is a refusal: ConnectionAdvice).
+    private var answered = false
     private var stop = false
     private var ready: [Epoll.Ready] = []
     /// Where the focused window comes from (nil: no desktop interface found).
@@ -186,13 +200,15 @@ final class AgentLoop {
     /// Loads the config; a bad one keeps the table there was (none at start).
     @discardableResult
     private func loadConfig() -> Bool {
-        do {
+        do throws(ConfigError) {
             let loaded = try ConfigLoader.load(path: configPath, trust: .strict)
+            // A [keymap] here would change nothing: refused with the reason, not ignored.
+            let refused = ConfigLoader.agentConfigProblems(loaded)
+            if !refused.isEmpty { throw ConfigError(problems: refused) }
             config = loaded
             logger.info("loaded \(configPath): \(loaded.table.commands.count) commands, on-screen keyboard \(loaded.osk.backend.rawValue)")
             // The service owns the keyboards: these sections of a user's config do nothing.
             var ignored: [String] = []
-            if loaded.keymap != KeymapNames() { ignored.append("[keymap] (the service's layout applies)") }
             if loaded.devices != DeviceFilter() { ignored.append("[devices]") }
             if loaded.geometry != nil { ignored.append("[geometry]") }
             if !ignored.isEmpty { logger.warning("\(configPath): \(ignored.joined(separator: ", ")) ignored in a user's config") }
@@ -270,6 +286,11 @@ final class AgentLoop {
             if case .untrustedServer = error.kind {
                 if !saidRefusal { logger.warning("\(error.message); waiting for the real service") }
                 saidRefusal = true
+            } else if case .cannotConnect(let errno) = error.kind,
+                      let advice = ConnectionAdvice.refusal(.connect(errno: errno), socketPath: socketPath, user: userName) {
+                // Refused by the service's socket (not --user-agents, not in its group): once, with what to do.
+                if !saidRefusal { logger.warning("\(advice)") }
+                saidRefusal = true
             } else if backoff.delayMilliseconds == backoff.initial {
                 logger.info("waiting for the service at \(socketPath) (\(error.message))")
             }
@@ -281,7 +302,7 @@ final class AgentLoop {
             return arm(backoff.failed())
         }
         backoff.connected(now: monotonicNow().microseconds / 1000)
-        saidRefusal = false
+        answered = false
         logger.info("connected to \(socketPath)")
         client.send(.subscribe([.presence, .geometry]))
         sentScopes = nil
@@ -294,11 +315,22 @@ final class AgentLoop {
         _ = kbd_timerfd_arm(timer, monotonicNow().microseconds + Int64(milliseconds) * 1000)
     }
 
+    /// The user's name for the advice (getpwuid), else the uid.
+    private var userName: String {
+        guard let pw = getpwuid(getuid()) else { return "\(getuid())" }
+        return String(cString: pw.pointee.pw_name)
+    }
+
     private func disconnected(_ reason: String) {
         if client.fd >= 0 { epoll.remove(client.fd) }
         client.disconnect()
         registeredIDs = []
-        logger.warning("lost the service (\(reason)); reconnecting")
+        if !answered, let advice = ConnectionAdvice.refusal(.closedBeforeAnyReply, socketPath: socketPath, user: userName) {
+            if !saidRefusal { logger.warning("\(advice)") }
+            saidRefusal = true
+        } else {
+            logger.warning("lost the service (\(reason)); reconnecting")
+        }
         // Presence is unknown without the service: the on-screen keyboard comes back.
         osk.forgetPresence()
         arm(backoff.disconnected(now: monotonicNow().microseconds / 1000))
@@ -329,6 +361,8 @@ final class AgentLoop {
             let line: ControlLine?
             do { line = try client.nextLine() } catch { return disconnected(error.message) }
             guard let line else { return }
+            if !answered { saidRefusal = false }
+            answered = true
             switch line {
             case .reply(let reply): handle(reply)
             case .event(let event): handle(event)

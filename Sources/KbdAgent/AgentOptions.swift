@@ -57,7 +57,9 @@ public struct AgentOptions: Equatable, Sendable {
         OVERVIEW: The session agent: your own shortcuts, run in your desktop session, and the
         on-screen keyboard following the hardware keyboard.
 
-        Runs as you, in your graphical session (systemctl --user enable --now kbd-commandd-agent).
+        Runs as you, in your graphical session, one per user: started at login by the XDG autostart
+        entry (GNOME, KDE), a line in the sway, i3 or Hyprland config, or the user unit (see
+        kbd-commandd-agent(1)).
         It registers the [[command]] table of your config with the service over its control
         socket; the service routes those chords (after its own table, which wins a chord both
         bind) and tells this agent alone when one fires; the agent runs the command's `run`

@@ -28,10 +28,15 @@ extension ConfigLoader {
 
 extension ConfigLoader {
     /// Everything `check` warns about in a valid config: bindings on keys that type text,
+    /// programs that need a desktop session in the service's config, arguments written for a shell,
     /// `run` programs that cannot start as written (not on `PATH`, or a first element with a
     /// space: a command line where a program name belongs), and `grab = true`.
-    public static func warnings(_ config: Config, path searchPath: String) -> [ConfigError.Problem] {
+    /// With `agent`, the config is a user's agent config: its programs run in the session, so
+    /// programs that need one are not warned about.
+    public static func warnings(_ config: Config, path searchPath: String, agent: Bool = false) -> [ConfigError.Problem] {
         var out = textKeyWarnings(config.table)
+        if !agent { out += sessionProgramWarnings(config.table) }
+        out += shellSyntaxWarnings(config.table)
         let directories = searchPath.split(separator: ":").map(String.init).filter { !$0.isEmpty }
         for c in config.table.commands where !c.run.isEmpty {
             let program = c.run[0]

@@ -1,6 +1,6 @@
 import KbdKeymap
 import KbdGeometry
-import KbdCore
+public import KbdCore
 import KbdJSON
 import KbdSystem
 import KbdCommands
@@ -65,10 +65,11 @@ public enum EventFormatter {
         return o + "}"
     }
 
-    /// `TIME  KIND  details`, aligned for reading.
-    public static func text(_ event: PipelineEvent) -> String {
-        let time = event.time.description
-        let pad = String(repeating: " ", count: max(1, 18 - time.count))
+    /// `TIME  KIND  details`, aligned for reading; TIME is seconds since `origin` (replay passes
+    /// its first event's time, so one clock runs through the output).
+    public static func text(_ event: PipelineEvent, since origin: EventTime = .zero) -> String {
+        let time = EventTime(microseconds: event.time.microseconds - origin.microseconds).description
+        let pad = String(repeating: " ", count: max(1, 12 - time.count))
         let head = time + pad + event.kind + String(repeating: " ", count: max(1, 10 - event.kind.count))
         switch event {
         case .attach(_, let device, let keyboard, let integration):

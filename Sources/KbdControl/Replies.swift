@@ -27,15 +27,19 @@ public enum ControlReply: Sendable, Equatable {
         public var events: Set<PipelineEvent.Kind>
         public var hardwareKeyboard: Bool
         public var reason: String
+        /// When the service started, in seconds on the clock of event times (`watch` prints
+        /// times relative to it).
+        public var started: Double?
         /// The layout guide (the geometry model's own JSON object), when configured.
         public var geometry: JSONObject?
         public var protocolVersion: Int
 
-        public init(events: Set<PipelineEvent.Kind>, hardwareKeyboard: Bool, reason: String, geometry: JSONObject? = nil,
+        public init(events: Set<PipelineEvent.Kind>, hardwareKeyboard: Bool, reason: String, started: Double? = nil, geometry: JSONObject? = nil,
                     protocolVersion: Int = controlProtocolVersion) {
             self.events = events
             self.hardwareKeyboard = hardwareKeyboard
             self.reason = reason
+            self.started = started
             self.geometry = geometry
             self.protocolVersion = protocolVersion
         }
@@ -140,6 +144,7 @@ public enum ControlReply: Sendable, Equatable {
             fields = ["events": strings(s.events.map(\.rawValue).sorted()), "hardware_keyboard": .bool(s.hardwareKeyboard),
                       "reason": .string(s.reason), "protocol": .number(Double(s.protocolVersion))]
             if let geometry = s.geometry { fields["geometry"] = .object(geometry) }
+            if let started = s.started { fields["started"] = .number(started) }
         case .setScopes(let scopes): fields = ["scopes": strings(scopes)]
         case .setTextInput(let active): fields = ["active": .bool(active)]
         case .listCommands(let l):
@@ -203,7 +208,8 @@ public enum ControlReply: Sendable, Equatable {
                 kinds.insert(kind)
             }
             return .subscribe(Subscribed(events: kinds, hardwareKeyboard: try o.required("hardware_keyboard").bool(),
-                                         reason: try o.required("reason").string(), geometry: try o["geometry"]?.object().object,
+                                         reason: try o.required("reason").string(), started: try o["started"]?.nonNegativeNumber(),
+                                         geometry: try o["geometry"]?.object().object,
                                          protocolVersion: try o.required("protocol").nonNegativeInteger()))
         case "set_scopes": return .setScopes(try strings("scopes"))
         case "set_text_input": return .setTextInput(try o.required("active").bool())

@@ -27,15 +27,18 @@ public final class ControlSession {
     public struct View {
         public var hardwareKeyboard: Bool
         public var presenceReason: String
+        /// When the service started, in seconds on the clock of event times.
+        public var started: Double
         public var geometry: JSONObject?
         public var systemTable: CommandTable
         public var allowKeyEvents: Bool
         public var devices: () -> [JSONValue]
 
-        public init(hardwareKeyboard: Bool, presenceReason: String, geometry: JSONObject?, systemTable: CommandTable,
+        public init(hardwareKeyboard: Bool, presenceReason: String, started: Double = 0, geometry: JSONObject?, systemTable: CommandTable,
                     allowKeyEvents: Bool, devices: @escaping () -> [JSONValue]) {
             self.hardwareKeyboard = hardwareKeyboard
             self.presenceReason = presenceReason
+            self.started = started
             self.geometry = geometry
             self.systemTable = systemTable
             self.allowKeyEvents = allowKeyEvents
@@ -73,7 +76,7 @@ public final class ControlSession {
 
     private var scopeClaims: [(client: Int, scopes: [String])] = []
     private var textInputClaims: [(client: Int, active: Bool)] = []
-    private var userTables: [(owner: Int, table: CommandTable)] = []
+    private var userTables: [(owner: Int, uid: UInt32, table: CommandTable)] = []
 
     public init() {}
 
@@ -107,7 +110,8 @@ public final class ControlSession {
             if kinds.contains(.key) && !view.allowKeyEvents {
                 return Outcome(reply: .refused(name: "subscribe", message: "key events carry typed text; the daemon was not started with --allow-key-events"), effects: [])
             }
-            let reply = ControlReply.subscribe(.init(events: kinds, hardwareKeyboard: view.hardwareKeyboard, reason: view.presenceReason, geometry: view.geometry))
+            let reply = ControlReply.subscribe(.init(events: kinds, hardwareKeyboard: view.hardwareKeyboard, reason: view.presenceReason,
+                                                      started: view.started, geometry: view.geometry))
             return Outcome(reply: reply, effects: [.subscribe(client: peer.id, kinds)])
         case .setScopes(let list):
             let before = systemScopes
@@ -179,11 +183,14 @@ public final class ControlSession {
         var result = ControlReply.CommandsListing(
             commands: listed(CommandListing(table: systemTable, activeScopes: active.isEmpty ? nil : active)),
             scopes: chain(active), textInput: activeText)
-        if let table = table(of: peer.id) {
+        // The caller's own table: the one it registered, else the one its uid's agent registered
+        // (`commands --active` run by the user shows their agent's table and scopes).
+        let owner = table(of: peer.id) != nil ? peer.id : userTables.first { $0.uid == peer.uid }?.owner
+        if let owner, let table = table(of: owner) {
             // A table follows its owner's claims, else the system table's.
-            let scopes = ownScopes(peer.id) ?? systemScopes
+            let scopes = ownScopes(owner) ?? systemScopes
             result.user = .init(commands: listed(CommandListing(table: table, activeScopes: scopes.isEmpty ? nil : scopes)),
-                                scopes: chain(scopes), textInput: ownTextInput(peer.id) ?? systemTextInput)
+                                scopes: chain(scopes), textInput: ownTextInput(owner) ?? systemTextInput)
         }
         return result
     }
@@ -225,7 +232,7 @@ public final class ControlSession {
             return Outcome(reply: .refused(name: "register", message: problems.prefix(20).joined(separator: "; ")), effects: [])
         }
         userTables.removeAll { $0.owner == peer.id }
-        userTables.append((peer.id, table))
+        userTables.append((peer.id, peer.uid, table))
         // Chords the system table binds in the same scope never reach the user's table.
         let shadowed = table.commands.filter { c in systemTable.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
         return Outcome(reply: .register(commands: table.commands.count, shadowed: shadowed.map(\.id)),

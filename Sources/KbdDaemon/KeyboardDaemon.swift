@@ -76,6 +76,9 @@ public final class KeyboardDaemon {
     public let logger: Logger
     private let source: any DeviceSource
     private let clock: () -> EventTime
+    /// When the service started, on the clock event times use (the subscribe reply's
+    /// `started`: `watch` prints times relative to it).
+    private let started: EventTime
     private let load: () throws -> Loaded
     private let epoll: Epoll
     private var loaded: Loaded
@@ -114,6 +117,7 @@ public final class KeyboardDaemon {
         self.source = source
         self.logger = logger
         self.clock = clock
+        self.started = clock()
         self.load = load
         self.epoll = try Epoll()
         self.loaded = try load()
@@ -469,7 +473,7 @@ public final class KeyboardDaemon {
         let peer = ControlSession.Peer(id: client.id, uid: client.uid, trusted: client.trusted)
         let view = ControlSession.View(
             hardwareKeyboard: pipeline.presence.reported, presenceReason: pipeline.presence.reason.rawValue,
-            geometry: pipeline.geometry?.report.jsonObject(), systemTable: pipeline.table, allowKeyEvents: options.allowKeyEvents,
+            started: Double(started.microseconds) / 1_000_000, geometry: pipeline.geometry?.report.jsonObject(), systemTable: pipeline.table, allowKeyEvents: options.allowKeyEvents,
             devices: { [unowned self] in self.deviceList().map(\.jsonValue) })
         let outcome = session.handle(line, from: peer, view: view)
         var reply = outcome.reply

@@ -19,7 +19,7 @@ public struct ChordKey: Sendable, Hashable, CustomStringConvertible {
         return parts.joined(separator: "+")
     }
 
-    static func keyName(_ keysym: Keysym) -> String {
+    public static func keyName(_ keysym: Keysym) -> String {
         if keysym.isCased {
             let upper = keysym.uppercased.name
             if upper.count == 1 { return upper }
@@ -105,7 +105,13 @@ extension ChordKey {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard !words.isEmpty else { throw ChordParseError(text: text, message: "expected a chord such as Ctrl+S") }
         var out: [ChordKey] = []
-        for word in words { out.append(try ChordKey(parsing: String(word))) }
+        do {
+            for word in words { out.append(try ChordKey(parsing: String(word))) }
+        } catch {
+            // Names other tools teach: the whole corrected chord (issue 27).
+            if let fix = ChordCorrection.correction(for: text) { throw ChordParseError(text: text, message: fix.message) }
+            throw error
+        }
         return out
     }
 }

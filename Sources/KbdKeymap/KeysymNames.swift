@@ -37,6 +37,16 @@ public enum KeysymNames {
         return try? XkbKeymap(context: context, names: .builtIn)
     }()
 
+    /// The keysym a kernel key name (`KEY_VOLUMEUP`, or `VOLUMEUP`) types at level one on a US
+    /// keymap, with the kernel's name; nil for names the kernel lacks or keys without a keysym.
+    public static func kernelKeysym(_ text: String) -> (Keysym, String)? {
+        var name = text.uppercased()
+        if !name.hasPrefix("KEY_") { name = "KEY_" + name }
+        guard let code = EventCodeNames.keyCode(named: name), let keymap = usKeymap else { return nil }
+        let sym = keymap.levelOneKeysym(code: code, layout: 0)
+        return sym == .noSymbol ? nil : (sym, EventCodeNames.keyName(code))
+    }
+
     /// Suggestions for an unknown key name, best first, each with why when it is an alias:
     /// `("XF86AudioRaiseVolume", "the kernel's KEY_VOLUMEUP")`.
     public static func suggestions(for text: String) -> [(name: String, note: String?)] {

@@ -162,6 +162,8 @@ public enum Service {
             // Two chords that are one press on this keymap: only one could fire (as `check` says).
             let conflicts = ConfigLoader.samePressConflicts(config.table, keymap: keymap)
             if !conflicts.isEmpty { throw ConfigError(problems: conflicts) }
+            // Programs that cannot work as the service runs them (issue 27), as `check` says.
+            for w in ConfigLoader.sessionProgramWarnings(config.table) + ConfigLoader.shellSyntaxWarnings(config.table) { warn(w.description) }
             let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
             if !stamp.contains(nil) { lastLoad = (stamp, paths, loaded) }
             return loaded

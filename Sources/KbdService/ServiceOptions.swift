@@ -172,7 +172,7 @@ public struct ServiceOptions: Equatable, Sendable {
 
         Examples:
           kbd-commandd run
-          kbd-commandd run -c examples/commands.toml --no-socket --replay examples/recordings/ctrl-shift-c.evemu
+          kbd-commandd run -c /usr/share/doc/kbd-commandd/examples/config.toml --no-socket --replay /usr/share/doc/kbd-commandd/examples/recordings/service-keys.evemu
 
         USAGE: \(synopsis)
 

@@ -23,7 +23,7 @@ struct CommandsCommand: ParsableCommand {
 
             Examples:
               kbd-commandd commands
-              kbd-commandd commands --config examples/commands.toml --scope editor
+              kbd-commandd commands --config /usr/share/doc/kbd-commandd/examples/commands.toml --scope editor
               kbd-commandd commands --active
             """
     )

@@ -23,7 +23,7 @@ struct DevicesCommand: ParsableCommand {
             Examples:
               kbd-commandd devices
               kbd-commandd devices --format json
-              kbd-commandd devices examples/recordings/logitech-k400-ctrl-c.evemu
+              kbd-commandd devices /usr/share/doc/kbd-commandd/examples/recordings/logitech-k400-ctrl-c.evemu
             """
     )
 

@@ -10,10 +10,10 @@ struct GeometryCommand: ParsableCommand {
         discussion: """
             Reads a scenario (screen, windows, keyboard, hardware keyboard and toolbar, steps) and \
             prints one JSON object per step: the layout, the keyboard frame and, per window, the \
-            guide, bottom offset, near/away edges and tracking rules. See README "Geometry".
+            guide, bottom offset, near/away edges and tracking rules. See docs/presence-and-geometry.md.
 
             Example:
-              kbd-commandd geometry examples/geometry/split-view.json --svg /tmp/layout.svg
+              kbd-commandd geometry /usr/share/doc/kbd-commandd/examples/geometry/split-view.json --svg /tmp/layout.svg
             """
     )
 

@@ -16,9 +16,9 @@ struct KbdCommandd: ParsableCommand {
               kbd-commandd monitor
               kbd-commandd check
               kbd-commandd reload
-              kbd-commandd replay examples/recordings/ctrl-shift-c.evemu --config examples/commands.toml
-              kbd-commandd replay examples/recordings/logitech-k400-ctrl-c.evemu --print all --format json --layout de
-              kbd-commandd commands --config examples/commands.toml --scope editor
+              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml
+              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/logitech-k400-ctrl-c.evemu --print all --format json --layout de
+              kbd-commandd commands --config /usr/share/doc/kbd-commandd/examples/commands.toml --scope editor
 
             The config is /etc/kbd-commandd/config.toml plus /etc/kbd-commandd/config.d/*.toml \
             unless --config names one file.

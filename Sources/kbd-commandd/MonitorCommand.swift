@@ -37,7 +37,7 @@ struct MonitorCommand: ParsableCommand {
             Examples:
               kbd-commandd monitor
               kbd-commandd monitor /dev/input/event3
-              kbd-commandd monitor --replay examples/recordings/ctrl-shift-c.evemu --config examples/commands.toml
+              kbd-commandd monitor --replay /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml
             """
     )
 

@@ -2,6 +2,7 @@ import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
+import KbdCore
 import KbdService
 import KbdKeymap
 import KbdPipeline
@@ -21,14 +22,20 @@ struct ReplayCommand: ParsableCommand {
             chords (with Ctrl, Alt or Super) and fired commands. Key events carry typed text and \
             are printed only with --print keys or --print all.
 
-            --format json prints JSON Lines, one object per event, "event" first:
+            Text output has one clock: the first line says so, and each line starts with the \
+            seconds since the recordings' first event. --format json prints JSON Lines, one \
+            object per event, "event" first, whose "time" is the recording's own timestamp \
+            (seconds, as evemu-record wrote it: often the Unix time, or the kernel's monotonic clock):
               {"event":"command","time":1.25,"id":"save","title":"Save","scope":"global","chord":"Ctrl+S"}
 
             Examples:
-              kbd-commandd replay examples/recordings/ctrl-shift-c.evemu --config examples/commands.toml
-              kbd-commandd replay examples/recordings/ctrl-shift-c.evemu examples/recordings/super-up.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
+              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml
+              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/ctrl-shift-c.evemu /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
             """
     )
+
+    /// The first line of text output: what the time column is.
+    static let textHeader = "# time: seconds since the first event; then the event and its details (--format json: the recordings' own timestamps)"
 
     enum PrintWhat: String, ExpressibleByArgument, CaseIterable {
         case keys, chords, commands, all
@@ -86,8 +93,13 @@ struct ReplayCommand: ParsableCommand {
             let source = try RecordingSource(paths: files)
             let stdout = FileOutput.standardOutput()
             var events: [PipelineEvent] = []
+            // Text: one clock, seconds since the recordings' first event, said in a header line
+            // (the recordings' own timestamps are the JSON's `time`).
+            var origin: EventTime?
+            if format == .text { stdout.write(Self.textHeader + "\n") }
             func emit() {
                 if events.isEmpty { return }
+                if origin == nil { origin = events[0].time }
                 for event in events {
                     switch event {
                     case .key: if !showKeys { continue }
@@ -95,7 +107,7 @@ struct ReplayCommand: ParsableCommand {
                     case .command: if !showCommands { continue }
                     default: break
                     }
-                    stdout.write(EventFormatter.line(event, format: format.formatter))
+                    stdout.write(format == .json ? EventFormatter.json(event) : EventFormatter.text(event, since: origin ?? .zero))
                     stdout.write("\n")
                 }
                 events.removeAll(keepingCapacity: true)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CLinux
+import KbdCore
 import KbdService
 import KbdControl
 import KbdSystem
@@ -115,6 +116,7 @@ struct WatchCommand: ParsableCommand {
             throw report(CLIFailure(message: "\(path.escapingControlCharacters): cannot send the request", code: ExitStatus.failure))
         }
         var sawReply = false
+        var origin: Double?
         while true {
             if case .closed(let reason) = client.read() {
                 if reason == ControlClient.closedByService || reconnect { return }
@@ -138,14 +140,20 @@ struct WatchCommand: ParsableCommand {
                         if failed { throw ExitCode(ExitStatus.failure) }
                         return
                     }
+                    // Text: one clock, seconds since the service started (the reply's `started`,
+                    // on the clock of the events' `time`: CLOCK_MONOTONIC), said in a header line.
+                    if format != .json {
+                        origin = object["started"]?.numberValue
+                        stdout.write((origin == nil ? Self.bootHeader : Self.textHeader) + "\n")
+                    }
                     // The state at subscription (and after every reconnect), as events marked current.
                     let subscribed = Set(splitList(events))
                     for event in Self.currentState(object) where subscribed.contains(event.objectValue?["event"]?.stringValue ?? "") {
-                        stdout.write((format == .json ? event.serialized() : Self.text(event)) + "\n")
+                        stdout.write((format == .json ? event.serialized() : Self.text(event, since: origin)) + "\n")
                     }
                     continue
                 }
-                stdout.write((format == .json ? value.serialized() : Self.text(value)) + "\n")
+                stdout.write((format == .json ? value.serialized() : Self.text(value, since: origin)) + "\n")
             }
         }
     }
@@ -170,11 +178,21 @@ struct WatchCommand: ParsableCommand {
     /// The longest line `watch` accepts from the server.
     static let maxLineBytes = 16 << 20
 
-    /// A JSON event as `TIME EVENT key=value …`.
-    static func text(_ event: JSONValue) -> String {
+    static let textHeader = "# time: seconds since the service started; then the event and its details (--format json: the service's CLOCK_MONOTONIC, and the subscribe reply's \"started\")"
+    static let bootHeader = "# time: seconds since boot (the service's CLOCK_MONOTONIC); then the event and its details"
+
+    /// A JSON event as `TIME EVENT key=value …`, TIME relative to `origin` (seconds) when given.
+    static func text(_ event: JSONValue, since origin: Double? = nil) -> String {
         guard case .object(let o) = event else { return event.serialized() }
         var parts: [String] = []
-        if let t = o["time"] { parts.append(t.serialized()) }
+        if let t = o["time"] {
+            if let origin, let seconds = t.numberValue {
+                let micro = Int64(((seconds - origin) * 1_000_000).rounded())
+                parts.append(EventTime(microseconds: micro).description)
+            } else {
+                parts.append(t.serialized())
+            }
+        }
         if let e = o["event"]?.stringValue { parts.append(e) }
         for (k, v) in o.members where k != "time" && k != "event" {
             parts.append("\(k)=\(v.stringValue ?? v.serialized())")

@@ -159,7 +159,23 @@ struct ConfigPathsEndToEndTests {
         defer { Self.remove(root) }
         let check = runTool(["check"], environment: Self.environment(root))
         #expect(check.status == 0, "\(check.stderr)")
-        #expect(check.stdout.contains(": OK: 3 commands"), "\(check.stdout)")
+        #expect(check.stdout.contains(": OK: 2 commands"), "\(check.stdout)")
+        // Issue 27: they work as the service runs them: none needs a desktop session.
+        #expect(!check.stderr.contains("desktop session"), "\(check.stderr)")
+    }
+
+    /// Issue 27: the service warns at start, as `check` does, about a program that needs a
+    /// desktop session (it runs as a system user outside any) and about shell syntax in `run`.
+    @Test func theServiceWarnsAboutSessionProgramsAtStart() {
+        let root = Self.root(["config.toml": "[[command]]\nid = \"vol\"\nkeys = \"XF86AudioRaiseVolume\"\nrun = [\"wpctl\", \"set-volume\", \"@DEFAULT_AUDIO_SINK@\", \"5%+\"]\n\n[[command]]\nid = \"shot\"\nkeys = \"Print\"\nrun = [\"/usr/bin/logger\", \"~/shot\"]\n"])
+        defer { Self.remove(root) }
+        let daemon = RunningTool(["run", "--no-socket", "--input-dir", "/nonexistent"], environment: Self.environment(root))
+        #expect(daemon.waitFor("ready: 2 commands"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+        #expect(daemon.stderr.contains("WARNING \(root)/config.toml:1: run = [\"wpctl\", \"set-volume\", \"@DEFAULT_AUDIO_SINK@\", \"5%+\"] (command 'vol'): 'wpctl' is an audio tool"), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("~/.config/kbd-commandd/config.toml"))
+        #expect(daemon.stderr.contains("(command 'shot'): '~/shot' starts with '~'"), "\(daemon.stderr)")
     }
 
     @Test func reloadWithoutAServiceSaysWhy() {

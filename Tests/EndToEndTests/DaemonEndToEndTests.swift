@@ -245,5 +245,9 @@ struct InstallEndToEndTests {
         "/usr/share/man/man5/kbd-commandd.toml.5.gz", "/usr/share/man/man8/kbd-commandd-daemon.8.gz",
         "/usr/share/bash-completion/completions/kbd-commandd", "/usr/share/zsh/vendor-completions/_kbd-commandd",
         "/usr/share/fish/vendor_completions.d/kbd-commandd.fish", "/usr/share/doc/kbd-commandd/README.md",
+        // Issue 27: the agent's page, the autostart entry, the docs and the examples the man pages use.
+        "/usr/share/man/man1/kbd-commandd-agent.1.gz", "/etc/xdg/autostart/kbd-commandd-agent.desktop",
+        "/usr/share/doc/kbd-commandd/docs/desktop-agent.md", "/usr/share/doc/kbd-commandd/examples/desktop.toml",
+        "/usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu",
     ]
 }

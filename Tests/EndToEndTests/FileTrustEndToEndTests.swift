@@ -116,7 +116,8 @@ struct ConfigTrustEndToEndTests {
     }
 
     /// A symbolic link to a trusted file is fine (configs in /etc often are links), and `check`
-    /// warns ahead of time about what the service would refuse, exiting 0.
+    /// refuses what the service would refuse (issue 27: it said OK with a warning, then the
+    /// service's reload refused the file with exit 78).
     @Test func linksAreFollowedAndCheckWarns() {
         let dir = EndToEndDirectory()
         let real = dir.write("real.toml", Self.config)
@@ -130,10 +131,49 @@ struct ConfigTrustEndToEndTests {
         let fine = runTool(["check", "--config", link])
         #expect(fine.status == 0 && fine.stderr == "")
         chmod(real, 0o664)
-        let warned = runTool(["check", "--config", link])
-        #expect(warned.status == 0)
-        #expect(warned.stdout.contains("OK: 1 commands"))
-        #expect(warned.stderr == "Warning: \(link): the service would refuse this config: writable by group or others (mode 0664); expected a file only its owner can change, as the service runs its commands: chmod go-w \(link)\n")
+        let refused = runTool(["check", "--config", link])
+        #expect(refused.status == 78)
+        #expect(refused.stdout == "")
+        #expect(refused.stderr == "Error: \(link):1: the service refuses this config: writable by group or others (mode 0664); expected a file only its owner can change, as the service runs its commands: chmod go-w \(link)\n")
+    }
+
+    /// Issue 27: a group-writable drop-in: `check` and the service's reload both refuse it (78).
+    @Test func aGroupWritableDropInIsAnErrorForCheckAndReload() {
+        let root = ConfigPathsEndToEndTests.root([
+            "config.toml": Self.config,
+            "config.d/20-more.toml": "[[command]]\nid = \"more\"\nkeys = \"Ctrl+Alt+M\"\n",
+        ])
+        defer { ConfigPathsEndToEndTests.remove(root) }
+        let environment = ConfigPathsEndToEndTests.environment(root).merging(["XDG_RUNTIME_DIR": root]) { $1 }
+        #expect(runTool(["check"], environment: environment).status == 0)
+        let daemon = RunningTool(["run", "--socket", root + "/s.sock", "--input-dir", "/nonexistent"], environment: environment)
+        #expect(daemon.waitFor("ready: 2 commands"))
+        chmod(root + "/config.d/20-more.toml", 0o664)
+        let check = runTool(["check"], environment: environment)
+        #expect(check.status == 78)
+        #expect(check.stderr.hasPrefix("Error: \(root)/config.d/20-more.toml:1: the service refuses this config: writable by group or others (mode 0664)"), "\(check.stderr)")
+        let reload = runTool(["reload", "--socket", root + "/s.sock"], environment: environment)
+        #expect(reload.status == 78)
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+        unlink(root + "/s.sock")
+    }
+
+    /// Issue 27: `check --agent` checks a user's config as the agent reads it: a [keymap] is
+    /// refused with the reason (the agent refuses it too), and session programs are fine there.
+    @Test func checkAgentRefusesAKeymap() {
+        let dir = EndToEndDirectory()
+        let path = dir.write("config.toml", "[[command]]\nid = \"term\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"foot\"]\n\n[keymap]\nlayout = \"de\"\n")
+        let agent = runTool(["check", "--agent", "--config", path])
+        #expect(agent.status == 78)
+        #expect(agent.stderr.hasPrefix("Error: \(path):6: [keymap] in a user's agent config: the service maps every key with its own keymap"), "\(agent.stderr)")
+        // As the service's config the same file is valid, with a warning about foot.
+        let service = runTool(["check", "--config", path])
+        #expect(service.status == 0)
+        #expect(service.stderr.contains("'foot' is a terminal; it needs a desktop session"), "\(service.stderr)")
+        let fine = dir.write("desktop.toml", "[[command]]\nid = \"term\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"/bin/true\", \"foot\"]\n")
+        let ok = runTool(["check", "--agent", "--config", fine])
+        #expect(ok.status == 0 && ok.stderr == "", "\(ok.stderr)")
     }
 }
 

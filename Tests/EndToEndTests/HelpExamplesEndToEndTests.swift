@@ -22,12 +22,62 @@ struct HelpExamplesEndToEndTests {
         return out
     }
 
-    /// README lines in ``` blocks that are whole commands: `kbd-commandd …` or `$ kbd-commandd …`,
+    /// The Markdown pages whose examples are run: the README and every page of docs/.
+    static func markdownPages() -> [String] {
+        var pages = [Paths.root + "/README.md"]
+        if let d = opendir(Paths.root + "/docs") {
+            while let e = readdir(d) {
+                let name = withUnsafePointer(to: e.pointee.d_name) { $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) } }
+                if name.hasSuffix(".md") { pages.append(Paths.root + "/docs/" + name) }
+            }
+            closedir(d)
+        }
+        return pages.sorted()
+    }
+
+    /// The man pages, written (kbd-commandd-agent.1, kbd-commandd.toml.5, kbd-commandd-daemon.8)
+    /// and generated (kbd-commandd.1).
+    static let manPages = ["kbd-commandd.1", "kbd-commandd-agent.1", "kbd-commandd.toml.5", "kbd-commandd-daemon.8"].map { Paths.root + "/man/" + $0 }
+
+    /// Man page lines that are whole commands (`kbd-commandd …`, `$ kbd-commandd …`) inside
+    /// `.nf`/`.fi` or `.EX`/`.EE` blocks, with roff's escapes undone (`\-` is `-`).
+    static func manExamples(_ path: String) -> [String] {
+        var out: [String] = []
+        var inBlock = false
+        for raw in slurpFile(path).split(separator: "\n", omittingEmptySubsequences: false) {
+            if raw.hasPrefix(".nf") || raw.hasPrefix(".EX") { inBlock = true; continue }
+            if raw.hasPrefix(".fi") || raw.hasPrefix(".EE") { inBlock = false; continue }
+            guard inBlock else { continue }
+            var line = String(raw).replacingAll("\\-", with: "-").replacingAll("\\(aq", with: "'").replacingAll("\\&", with: "").replacingAll("\\e", with: "\\")
+            if line.hasPrefix("$ ") { line.removeFirst(2) }
+            if let example = Self.command(line) { out.append(example) }
+        }
+        return out
+    }
+
+    /// A whole command without placeholders ([…], FILE, |, …), its comment cut; nil otherwise.
+    static func command(_ text: String) -> String? {
+        var line = text
+        guard line.hasPrefix("kbd-commandd ") else { return nil }
+        if let hash = line.firstRange(of: "  #") { line = String(line[..<hash.lowerBound]) }
+        while line.hasSuffix(" ") { line.removeLast() }
+        let placeholders = ["[", "FILE", "…", "|", "PATH", "DEVICE", " &", "<"]
+        if placeholders.contains(where: { line.contains($0) }) { return nil }
+        return line
+    }
+
+    /// README and docs/ lines in ``` blocks that are whole commands: `kbd-commandd …` or `$ kbd-commandd …`,
     /// without placeholders ([…], FILE, |, …).
     static func readmeExamples() -> [String] {
         var out: [String] = []
+        for page in markdownPages() { out += markdownExamples(page) }
+        return out
+    }
+
+    static func markdownExamples(_ path: String) -> [String] {
+        var out: [String] = []
         var fenced = false
-        for raw in slurpFile(Paths.root + "/README.md").split(separator: "\n", omittingEmptySubsequences: false) {
+        for raw in slurpFile(path).split(separator: "\n", omittingEmptySubsequences: false) {
             if raw.hasPrefix("```") { fenced.toggle(); continue }
             guard fenced else { continue }
             var line = String(raw)
@@ -65,7 +115,14 @@ struct HelpExamplesEndToEndTests {
         #expect(subs.contains("monitor") && subs.contains("reload") && subs.contains("check"))
         for sub in subs { examples += Self.examples(inHelp: runTool([sub, "--help"], environment: Self.wide).stdout) }
         examples += Self.readmeExamples()
-        #expect(examples.count >= 20, "\(examples)")
+        // The new man page and every page of docs/ have examples that run (issue 27).
+        let agentPage = Self.manExamples(Paths.root + "/man/kbd-commandd-agent.1")
+        #expect(agentPage.count >= 2, "\(agentPage)")
+        for page in Self.manPages { examples += Self.manExamples(page) }
+        for page in ["configuration.md", "protocol.md"] {
+            #expect(!Self.markdownExamples(Paths.root + "/docs/" + page).isEmpty, "\(page)")
+        }
+        #expect(examples.count >= 30, "\(examples)")
 
         // A service for the examples that talk to one, in a private runtime directory; the
         // standard config files under a private root (nothing in /etc is read or written).
@@ -79,13 +136,20 @@ struct HelpExamplesEndToEndTests {
         fputs(config, f)
         fclose(f)
         chmod(dir + "/config.toml", 0o644)
+        // The user's agent config, as the README's first shortcut makes it.
+        for sub in ["/.config", "/.config/kbd-commandd"] { mkdir(dir + sub, 0o755) }
+        let agentConfig = fopen(dir + "/.config/kbd-commandd/config.toml", "w")
+        fputs(slurpFile(Paths.examples + "/desktop.toml"), agentConfig)
+        fclose(agentConfig)
+        chmod(dir + "/.config/kbd-commandd/config.toml", 0o600)
         let environment = ["LANG": "en_US.UTF-8", "PATH": "/usr/bin:/bin", "KBD_COMMANDD_CONFIG_DIR": dir, "XDG_RUNTIME_DIR": dir, "HOME": dir]
         let service = RunningTool(["run", "--socket", dir + "/kbd-commandd.socket", "--input-dir", "/nonexistent"], environment: environment)
         #expect(service.waitFor("ready: "))
         defer {
             service.signal(SIGTERM)
             _ = service.wait()
-            for name in ["config.toml", "layout.svg"] { unlink(dir + "/" + name) }
+            for name in ["config.toml", "layout.svg", ".config/kbd-commandd/config.toml"] { unlink(dir + "/" + name) }
+            for sub in ["/.config/kbd-commandd", "/.config"] { rmdir(dir + sub) }
             rmdir(dir + "/config.d")
             rmdir(dir)
         }
@@ -100,7 +164,10 @@ struct HelpExamplesEndToEndTests {
             }
             // The agent needs a desktop session (tests-desktop runs it); its options parse.
             if example.hasPrefix("kbd-commandd agent") { continue }
-            let script = "cd '\(Paths.root)' && PATH='\(binDir)':$PATH exec timeout -s KILL 3 \(example.replacingAll("/tmp/layout.svg", with: dir + "/layout.svg"))"
+            // The installed examples (/usr/share/doc/kbd-commandd/examples/) are the checkout's.
+            let runnable = example.replacingAll("/tmp/layout.svg", with: dir + "/layout.svg")
+                .replacingAll("/usr/share/doc/kbd-commandd/examples/", with: Paths.examples + "/")
+            let script = "cd '\(Paths.root)' && PATH='\(binDir)':$PATH exec timeout -s KILL 3 \(runnable)"
             let r = runTool(["-c", script], environment: environment, executable: "/bin/sh")
             // 0: done; 124 or 137: still running after 3 s (live commands: monitor, watch); 66 only for
             // hardware this machine lacks (/dev/input).
@@ -111,6 +178,32 @@ struct HelpExamplesEndToEndTests {
                 || (r.status == 66 && example.contains("--socket /run/kbd-commandd/socket"))
             #expect(ok, "\(example): exit \(r.status)\n\(r.stderr)")
         }
+    }
+
+    /// Issue 27: the README is a newcomer's page (it was 1,155 lines): at most ~300 lines, each
+    /// heading once, install and the first shortcut near the top, and every page it sends the
+    /// reader to exists.
+    @Test func theReadmeIsANewcomersPage() {
+        let readme = slurpFile(Paths.root + "/README.md")
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count <= 300, "\(lines.count) lines")
+        let headings = lines.filter { $0.hasPrefix("#") && !$0.hasPrefix("#!") }.map(String.init)
+        #expect(Set(headings).count == headings.count, "\(headings)")
+        let install = lines.firstIndex { $0 == "## Install" }
+        let first = lines.firstIndex { $0.hasPrefix("## Your first shortcut") }
+        #expect(install != nil && install! < 60, "install at line \(install.map { $0 + 1 } ?? -1)")
+        #expect(first != nil && first! < 90)
+        for needed in ["Swift 6.1", "swift.org", "scripts/test", "15–25 minutes", "../shared/kbdvm", "CI=true", "tests-desktop/setup-host.sh"] {
+            #expect(readme.contains(needed), "\(needed)")
+        }
+        var rest = Substring(readme)
+        while let open = rest.firstRange(of: "](docs/") {
+            let tail = rest[open.upperBound...]
+            let name = tail.prefix { $0 != ")" }
+            #expect(access(Paths.root + "/docs/" + name, R_OK) == 0, "docs/\(name)")
+            rest = tail
+        }
+        for page in Self.manPages { #expect(access(page, R_OK) == 0, "\(page)") }
     }
 
     /// The top-level help's exit-code table names the codes `ExitStatus` uses.

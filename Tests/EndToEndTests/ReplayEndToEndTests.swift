@@ -77,7 +77,28 @@ struct ReplayEndToEndTests {
             #expect(!r.stdout.contains(word))
             #expect(!r.stderr.contains(word))
         }
-        #expect(r.lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "" } == ["attach", "presence", "detach", "presence"])
+        #expect(r.lines.dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "" } == ["attach", "presence", "detach", "presence"])
+    }
+
+    /// Issue 27: one clock in text output. Two recordings made years apart (2017 and 2019 Unix
+    /// times) and one with times from 0.000001: text counts from the first event and says so
+    /// in its first line; JSON keeps each recording's own timestamps.
+    @Test func textHasOneClockSinceTheFirstEvent() {
+        let files = ["super-up.evemu", "ctrl-shift-c.evemu"].map { Paths.examples + "/recordings/" + $0 }
+        let r = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml"])
+        #expect(r.status == 0)
+        #expect(r.lines.first == "# time: seconds since the first event; then the event and its details (--format json: the recordings' own timestamps)")
+        let times = r.lines.dropFirst().compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(times.first == "0.000000")
+        #expect(times.contains("0.367999"), "\(times)")  // Super+Up, 0.367999 s after its attach
+        // The second recording is 50,795,553 s (1.6 years) later on the same clock.
+        #expect(times.contains { $0.hasPrefix("50795552.") || $0.hasPrefix("50795553.") }, "\(times)")
+        #expect(!times.contains { $0.hasPrefix("1498157316") || $0.hasPrefix("1548952869") })
+        let json = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml", "--format", "json"])
+        #expect(json.lines.first == #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external"}"#)
+        // The Logitech recording starts at 0.000001: its first line is 0.000000 in text too.
+        let k400 = runTool(["replay", Paths.examples + "/recordings/logitech-k400-ctrl-c.evemu", "--config", Paths.examples + "/commands.toml"])
+        #expect(k400.lines.dropFirst().first?.hasPrefix("0.000000 ") == true, "\(k400.lines)")
     }
 
     @Test func nonKeyboardsAttachAsNonKeyboards() {

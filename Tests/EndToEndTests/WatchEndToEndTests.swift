@@ -68,6 +68,34 @@ struct WatchEndToEndTests {
         !text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }
     }
 
+    /// Issue 27: one clock in text, seconds since the service started (the subscribe reply's
+    /// `started`, on the events' clock), named in the first line; JSON keeps the service's time.
+    @Test(arguments: [("text", true), ("text", false), ("json", true)])
+    func textTimesAreSinceTheServiceStarted(_ format: String, _ started: Bool) {
+        let dir = EndToEndDirectory()
+        let server = FakeServer(path: dir.path + "/s")
+        let watch = RunningTool(["watch", "--socket", server.path, "--format", format])
+        let client = server.accept()
+        #expect(FakeServer.readLine(client).hasPrefix(#"{"request":"subscribe""#))
+        let reply = started ? #"{"reply":"subscribe","ok":true,"hardware_keyboard":false,"reason":"no keyboard","started":8200.25}"# : #"{"reply":"subscribe","ok":true}"#
+        FakeServer.send(client, Array(reply.utf8) + [0x0A])
+        FakeServer.send(client, Array(#"{"event":"presence","time":8231.402113,"hardware_keyboard":true,"reason":"external keyboard"}"#.utf8) + [0x0A])
+        close(client)
+        #expect(watch.wait() == 0)
+        let lines = watch.stdout.split(separator: "\n").map(String.init)
+        switch (format, started) {
+        case ("json", _):
+            #expect(lines.last == #"{"event":"presence","time":8231.402113,"hardware_keyboard":true,"reason":"external keyboard"}"#)
+            #expect(!watch.stdout.contains("# time"))
+        case (_, true):
+            #expect(lines.first == "# time: seconds since the service started; then the event and its details (--format json: the service's CLOCK_MONOTONIC, and the subscribe reply's \"started\")")
+            #expect(lines.last == "31.152113 presence hardware_keyboard=true reason=external keyboard", "\(lines)")
+        default:
+            #expect(lines.first == "# time: seconds since boot (the service's CLOCK_MONOTONIC); then the event and its details")
+            #expect(lines.last == "8231.402113 presence hardware_keyboard=true reason=external keyboard", "\(lines)")
+        }
+    }
+
     @Test(arguments: ["json", "text"])
     func watchEscapesWhatTheServerSends(_ format: String) {
         let dir = EndToEndDirectory()
@@ -83,7 +111,8 @@ struct WatchEndToEndTests {
         close(client)
         let out = watch.stdout
         #expect(Self.isTerminalSafe(out), "\(out.debugDescription)")
-        #expect(out.split(separator: "\n").count == 1)
+        // Text starts with the line that says what its time column is (issue 27).
+        #expect(out.split(separator: "\n").count == (format == "json" ? 1 : 2))
         if format == "json" {
             #expect(out == #"{"event":"x","time":1.5,"s":"\u009b2J\u2028\u007f","device":"kbd"}"# + "\n")
         }

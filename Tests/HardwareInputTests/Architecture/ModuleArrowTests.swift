@@ -6,7 +6,7 @@ import KbdTestSupport
 import Testing
 
 /// The module map as the compiler sees it: every `import` in every source file, checked
-/// against the floors of README "Module map". SwiftPM already refuses a cycle; these
+/// against the floors of docs/architecture.md ("Module map"). SwiftPM already refuses a cycle; these
 /// tests fail when an arrow points the wrong way or a module reaches past its floor.
 @Suite struct ModuleArrowTests {
     /// What each target may import (C modules and the system libraries included).

@@ -88,6 +88,21 @@ struct AgentRegistrationTests {
         #expect(h.logs.all.contains { $0.contains("set scopes [editor]") })
     }
 
+    /// Issue 27: `commands --active` run by the user (a second connection of the agent's uid,
+    /// without a table of its own) lists that user's table and the scopes its agent set;
+    /// before, it showed only global.
+    @Test func theCallersOwnTableAndScopesAreListed() throws {
+        let h = try DaemonHarness()
+        h.pump()
+        let agent = try SocketClient(path: h.socketPath)
+        let cli = try SocketClient(path: h.socketPath)
+        _ = exchange(h, agent, Self.table)
+        _ = exchange(h, agent, #"{"request":"set_scopes","scopes":["editor"]}"#)
+        let listed = exchange(h, cli, #"{"request":"list_commands"}"#).first ?? ""
+        #expect(listed.contains(#""user_scopes":["editor","global"]"#), "\(listed)")
+        #expect(listed.contains(#""user_commands":[{"scope":"editor","id":"edit""#), "\(listed)")
+    }
+
     /// A user's text input (the focused window takes text) filters its own table: a plain
     /// Shift+letter of its table does not fire while it is on.
     @Test func anAgentsTextInputFiltersItsOwnTable() throws {

@@ -1,0 +1,87 @@
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 27: the agent starts at login everywhere, and never twice. The package's XDG
+/// autostart entry is valid and becomes a unit through systemd-xdg-autostart-generator; where
+/// it and the user unit (or a compositor's exec line) both apply, the second agent exits 0.
+@Suite(.serialized)
+struct AgentAutostartEndToEndTests {
+    static let desktopFile = Paths.root + "/udev/kbd-commandd-agent.desktop"
+    static let validator = "/usr/bin/desktop-file-validate"
+    static let generator = "/usr/lib/systemd/user-generators/systemd-xdg-autostart-generator"
+
+    @Test(.enabled(if: access(validator, X_OK) == 0, "needs desktop-file-utils"))
+    func theAutostartEntryIsValid() {
+        let r = runTool([Self.desktopFile], executable: Self.validator)
+        #expect(r.status == 0 && r.stdout.isEmpty && r.stderr.isEmpty, "\(r.stdout)\(r.stderr)")
+    }
+
+    /// GNOME and KDE hand autostart entries to the generator: it must make a unit that runs
+    /// the agent (an entry with X-systemd-skip, Hidden or a failing TryExec makes none).
+    @Test(.enabled(if: access(generator, X_OK) == 0, "needs systemd's xdg-autostart generator"))
+    func theGeneratorMakesAUnitOfIt() {
+        let dir = EndToEndDirectory()
+        mkdir(dir.path + "/xdg", 0o755)
+        mkdir(dir.path + "/xdg/autostart", 0o755)
+        mkdir(dir.path + "/out", 0o755)
+        // TryExec must find the agent: point it at the built one.
+        let agent = String(Paths.executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")) + "/kbd-commandd-agent"
+        let text = slurpFile(Self.desktopFile).replacingAll("/usr/libexec/kbd-commandd/kbd-commandd-agent", with: agent)
+        let entry = dir.path + "/xdg/autostart/kbd-commandd-agent.desktop"
+        let f = fopen(entry, "w")
+        fputs(text, f)
+        fclose(f)
+        let out = dir.path + "/out"
+        _ = runTool([out, out, out], environment: ["XDG_CONFIG_DIRS": dir.path + "/xdg", "XDG_CONFIG_HOME": dir.path + "/home"], executable: Self.generator)
+        let unit = slurpFile(out + "/app-kbd\\x2dcommandd\\x2dagent@autostart.service")
+        #expect(unit.contains("ExecStart=:" + agent), "\(unit)")
+        #expect(unit.contains("PartOf=graphical-session.target"))
+        let wants = slurpFile(out + "/xdg-desktop-autostart.target.wants/app-kbd\\x2dcommandd\\x2dagent@autostart.service")
+        #expect(wants == unit)
+        for name in ["xdg-desktop-autostart.target.wants/app-kbd\\x2dcommandd\\x2dagent@autostart.service", "app-kbd\\x2dcommandd\\x2dagent@autostart.service"] { unlink(out + "/" + name) }
+        rmdir(out + "/xdg-desktop-autostart.target.wants")
+        unlink(entry)
+        for sub in ["/out", "/xdg/autostart", "/xdg"] { rmdir(dir.path + sub) }
+    }
+
+    /// Issue 27: a [keymap] in the user's config is refused with the reason (it was ignored
+    /// with a warning while the table loaded); the agent goes on without commands.
+    @Test func theAgentRefusesAKeymap() {
+        let dir = EndToEndDirectory()
+        let config = dir.write("config.toml", "[keymap]\nlayout = \"de\"\n\n[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\n", mode: 0o600)
+        let environment = ["LANG": "en_US.UTF-8", "HOME": dir.path, "XDG_RUNTIME_DIR": dir.path, "PATH": "/usr/bin:/bin"]
+        let agent = RunningTool(["agent", "--socket", dir.path + "/none.sock", "--config", config], environment: environment)
+        #expect(agent.waitFor("going on without commands until the config is fixed"))
+        agent.signal(SIGTERM)
+        #expect(agent.wait() == 0)
+        #expect(agent.stderr.contains("ERROR \(config):1: [keymap] in a user's agent config: the service maps every key with its own keymap"), "\(agent.stderr)")
+        #expect(!agent.stderr.contains("loaded \(config)"))
+    }
+
+    /// Two agents for one user and service: the second one sees the lock and exits 0 at once,
+    /// naming the first one's pid; the first goes on.
+    @Test func aSecondAgentExits() {
+        let dir = EndToEndDirectory()
+        let config = dir.write("config.toml", "[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n", mode: 0o600)
+        let environment = ["LANG": "en_US.UTF-8", "HOME": dir.path, "XDG_RUNTIME_DIR": dir.path, "PATH": "/usr/bin:/bin"]
+        let socket = dir.path + "/none.sock"
+        let first = RunningTool(["agent", "--socket", socket, "--config", config], environment: environment)
+        defer {
+            first.signal(SIGTERM)
+            _ = first.wait()
+        }
+        #expect(first.waitFor("waiting for the service"))
+        let second = RunningTool(["agent", "--socket", socket, "--config", config], environment: environment)
+        #expect(second.wait(seconds: 5) == 0)
+        #expect(second.stderr.contains("another kbd-commandd agent runs for this user and \(socket) (pid \(first.pid), "), "\(second.stderr)")
+        #expect(!second.stderr.contains("waiting for the service"))
+        // Another service's socket: another agent may run.
+        let third = RunningTool(["agent", "--socket", dir.path + "/other.sock", "--config", config], environment: environment)
+        #expect(third.waitFor("waiting for the service"))
+        third.signal(SIGTERM)
+        #expect(third.wait() == 0)
+        #expect(kill(first.pid, 0) == 0, "the first agent stopped")
+    }
+}

@@ -1,0 +1,67 @@
+import HardwareInput
+import KbdAgent
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 27: an agent the service will not have says why once, at WARNING, with what to do,
+/// then waits quietly (before: "waiting for the service … (Permission denied)" at INFO, or
+/// "lost the service" after every retry, forever, with no hint).
+@Suite(.serialized)
+struct AgentRefusalEndToEndTests {
+    @Test(arguments: [
+        (ConnectionAdvice.Failure.connect(errno: EACCES), "the service's socket /run/kbd-commandd/socket refuses this user (Permission denied)"),
+        (.closedBeforeAnyReply, "the service at /run/kbd-commandd/socket closed the connection before answering: it does not accept this user's agent"),
+    ])
+    func theAdviceSaysWhatToDo(_ failure: ConnectionAdvice.Failure, _ start: String) throws {
+        let text = try #require(ConnectionAdvice.refusal(failure, socketPath: "/run/kbd-commandd/socket", user: "ann"))
+        #expect(text.hasPrefix(start + ". "))
+        #expect(text.contains("--user-agents"))
+        #expect(text.contains("sudo usermod -aG kbd-commandd ann, then log in again"))
+    }
+
+    /// Not running yet is the ordinary wait, not a refusal.
+    @Test(arguments: [ENOENT, ECONNREFUSED])
+    func aServiceNotRunningIsNoRefusal(_ e: Int32) {
+        #expect(ConnectionAdvice.refusal(.connect(errno: e), socketPath: "/s", user: "ann") == nil)
+    }
+
+    /// A real agent against a socket that accepts and closes at once (what the service does to
+    /// another user without --user-agents): one WARNING in seconds of retries, no "lost the service".
+    @Test func theAgentExplainsARefusalOnce() throws {
+        var template = Array("/tmp/kbd-e2e-refuse-XXXXXX".utf8CString)
+        _ = mkdtemp(&template)
+        let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = dir + "/socket"
+        let listener = try UnixSocketAddress.streamSocket(nonBlocking: true)
+        try UnixSocketAddress(path: path).bind(listener)
+        listen(listener, 16)
+        let config = dir + "/config.toml"
+        let f = fopen(config, "w")
+        fputs("[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n", f)
+        fclose(f)
+        chmod(config, 0o600)
+        let agent = RunningTool(["agent", "--socket", path, "--config", config],
+                                environment: ["LANG": "en_US.UTF-8", "HOME": dir, "XDG_RUNTIME_DIR": dir, "PATH": "/usr/bin:/bin"])
+        defer {
+            agent.signal(SIGTERM)
+            _ = agent.wait()
+            close(listener)
+            for name in ["socket", "config.toml"] { unlink(dir + "/" + name) }
+            rmdir(dir)
+        }
+        var refused = 0
+        for _ in 0..<200 {  // 4 s: retries at 0.1, 0.2, 0.4, 0.8, 1.6 s
+            let fd = accept(listener, nil, nil)
+            if fd >= 0 { close(fd); refused += 1 }
+            usleep(20_000)
+        }
+        #expect(refused >= 3)
+        let log = agent.stderr
+        let warnings = log.split(separator: "\n").filter { $0.contains("--user-agents") }
+        #expect(warnings.count == 1, "\(log)")
+        #expect(warnings.first?.contains("WARNING") == true, "\(log)")
+        #expect(!log.contains("lost the service"), "\(log)")
+    }
+}
