@@ -34,7 +34,7 @@ public struct SysfsDevice: Sendable {
 
     /// The link's target made absolute below the sysfs root and cut to the input device
     /// (`../../devices/virtual/input/input7/event5` → `/devices/virtual/input/input7`).
-    static func inputDevicePath(link: String) -> String? {
+    public static func inputDevicePath(link: String) -> String? {
         var parts: [Substring] = []
         // The link is relative to /sys/dev/char.
         for part in [Substring("dev"), Substring("char")] + link.split(separator: "/") {

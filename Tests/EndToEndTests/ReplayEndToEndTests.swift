@@ -24,13 +24,13 @@ struct ReplayEndToEndTests {
         #expect(r.status == 0)
         #expect(r.stderr == "")
         #expect(r.lines == [
-            #"{"event":"attach","time":1473280906.938344,"device":"ctrl-alt-f1.evemu","keyboard":true,"integration":"external"}"#,
+            #"{"event":"attach","time":1473280906.938344,"device":"ctrl-alt-f1.evemu","keyboard":true,"integration":"external","integration_reason":"bus USB"}"#,
             #"{"event":"presence","time":1473280906.938344,"hardware_keyboard":true,"reason":"external keyboard"}"#,
             #"{"event":"chord","time":1473280907.354371,"device":"ctrl-alt-f1.evemu","chord":"Ctrl+Alt+F1"}"#,
             #"{"event":"command","time":1473280907.354371,"id":"console-1","title":"Switch to console 1","scope":"global","chord":"Ctrl+Alt+F1"}"#,
             #"{"event":"detach","time":1473280907.602389,"device":"ctrl-alt-f1.evemu","keyboard":true}"#,
             #"{"event":"presence","time":1473280908.102389,"hardware_keyboard":false,"reason":"no keyboard"}"#,
-            #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external"}"#,
+            #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external","integration_reason":"bus USB"}"#,
             #"{"event":"presence","time":1498157316.454215,"hardware_keyboard":true,"reason":"external keyboard"}"#,
             #"{"event":"chord","time":1498157316.822214,"device":"super-up.evemu","chord":"Super+Up"}"#,
             #"{"event":"command","time":1498157316.822214,"id":"maximize","title":"Maximize window","scope":"global","chord":"Super+Up"}"#,
@@ -142,7 +142,7 @@ struct ReplayEndToEndTests {
     @Test func checkAcceptsTheExample() {
         let r = runTool(["check", "--config", Paths.examples + "/commands.toml"])
         #expect(r.status == 0)
-        #expect(r.stdout.hasSuffix("OK: 7 commands (1 sequences) in 2 scopes; keymap us English (US)\n"))
+        #expect(r.stdout.hasSuffix("OK: 7 commands (1 sequences) in 2 scopes; keymap us English (US) (from the config's [keymap])\n"))
     }
 
     @Test func commandsListsByScopeMostSpecificFirst() {
