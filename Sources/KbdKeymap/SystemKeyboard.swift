@@ -36,10 +36,10 @@ public struct SystemKeyboard: Sendable, Equatable {
         lines = [:]
         warnings = []
         var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character: a file written on Windows splits there too.
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
             var line = Substring(raw)
-            if line.hasSuffix("\r") { line = line.dropLast() }
             line = line.drop { $0 == " " || $0 == "\t" }
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("export ") { line = line.dropFirst(7).drop { $0 == " " || $0 == "\t" } }
