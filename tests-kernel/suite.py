@@ -238,6 +238,10 @@ PRESENCE_CONFIG = CONFIG + """
 # The guest's boot keyboard (virtio) stands for no real keyboard here: the devices under
 # test are the uinput/uhid ones and the USB keyboard the script plugs.
 exclude = ["QEMU Virtio Keyboard"]
+# The guest has no i8042 (q35,i8042=off): a uinput keyboard on BUS_I8042 stands for the AT
+# keyboard. A uinput device is a program's (virtual) whatever bus it declares, so the config
+# says what it stands for.
+internal = ["vdev-at-keyboard"]
 """
 
 # Run by tests-kernel/vdev (as root) inside the guest: it makes the devices, starts the
@@ -311,11 +315,11 @@ waitfor /PRESENCE-DONE/ 90s
     ready_at = log.find("ready:")
     record("presence", i, [
         ("VDEV-EXIT=0" in out, "a step did not happen (vdev timed out): %s" % [l for l in out.splitlines() if "VDEV" in l]),
-        (re.search(r"keyboard attached: \S+ \"vdev-at-keyboard\" \(bus 0011 [^)]*, internal\)", log) is not None,
-         "the i8042 keyboard was not attached as internal"),
-        (re.search(r"keyboard attached: \S+ \"vdev-usb-said-internal\" \(bus 0003 [^)]*, internal\)", log) is not None,
+        (re.search(r"keyboard attached: \S+ \"vdev-at-keyboard\" \(bus 0011 [^)]*, internal\): \[devices\] internal in the config", log) is not None,
+         "the i8042 stand-in was not attached as internal (by the config)"),
+        (re.search(r"keyboard attached: \S+ \"vdev-usb-said-internal\" \(bus 0003 [^)]*, internal\): udev ID_INTEGRATION=internal", log) is not None,
          "udev's ID_INTEGRATION=internal did not override the USB bus"),
-        (re.search(r"keyboard attached: \S+ \"QEMU QEMU USB Keyboard\" \(bus 0003 [^)]*, external\)", log) is not None,
+        (re.search(r"keyboard attached: \S+ \"QEMU QEMU USB Keyboard\" \(bus 0003 [^)]*, external\): bus USB", log) is not None,
          "the USB keyboard was not attached as external"),
         (re.search(r"keyboard attached: \S+ \"vdev-bt-keyboard\" \(bus 0005 [^)]*, external\)", log) is not None,
          "the Bluetooth (uhid) keyboard was not attached as external"),
@@ -327,6 +331,83 @@ waitfor /PRESENCE-DONE/ 90s
                       ("present", "external keyboard"), ("absent", "tablet mode"), ("present", "internal keyboard"),
                       ("absent", "tablet mode")], "presence verdicts: %s" % verdicts),
         (log.count("SYN_DROPPED") >= 2, "the switch did not overflow (no SYN_DROPPED logged)"),
+    ], "verdicts: %s" % ", ".join("%s (%s)" % v for v in verdicts))
+
+
+VIRTUAL_CONFIG = PRESENCE_CONFIG
+
+# Issue 26: a remapper's uinput keyboard (keyd's name and id, on the USB bus as keyd declares
+# it) beside the internal keyboard in tablet mode: presence stays absent while its chord fires.
+# Then a real USB keyboard (QEMU's, plugged) that another program grabs (EVIOCGRAB, as keyd
+# does) still counts: present, and absent again only when it is unplugged.
+VIRTUAL_SCRIPT = r"""
+switch vdev-tablet-switch 1 0
+kbd vdev-at-keyboard 11
+kbdid keyd 03 0fac 0ade keyd virtual keyboard
+sleep 300
+sh %(as_user)s %(binary)s run --config /tmp/p.toml --socket /tmp/k.sock >/tmp/d.log 2>&1 & echo $! >/tmp/d.pid
+waitlog ready:
+sh %(as_user)s %(binary)s watch --socket /tmp/k.sock --retry 10 --request '{"request":"subscribe","events":["presence"]}' >/tmp/state.log 2>&1
+sh %(as_user)s %(binary)s watch --socket /tmp/k.sock --retry 10 --request '{"request":"list_devices"}' >/tmp/devices.log 2>&1
+key keyd 29 1
+key keyd 31 1
+key keyd 31 0
+key keyd 29 0
+waitlog MARKER-save
+sleep 1200
+echo PLUG-USB-NOW
+grab QEMU QEMU USB Keyboard
+waitlog hardware keyboard present (external keyboard)
+sleep 1500
+echo UNPLUG-USB-NOW
+waitlog hardware keyboard absent (tablet mode)
+sh kill -TERM $(cat /tmp/d.pid)
+sleep 500
+echo VIRTUAL-DONE
+"""
+
+
+def t_virtual(binary, files):
+    keys = r"""
+waitfor /PLUG-USB-NOW/ 90s
+plug kbd2 usb
+waitfor /UNPLUG-USB-NOW/ 60s
+unplug kbd2
+waitfor /VIRTUAL-DONE/ 60s
+"""
+    tmp = tempfile.mkdtemp(prefix="kbd-virtual-")
+    vdev = os.path.join(tmp, "vdev")
+    cc = subprocess.run(["cc", "-O2", "-Wall", "-o", vdev, os.path.join(ROOT, "tests-kernel", "vdev.c")],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if cc.returncode != 0:
+        raise RuntimeError("cannot build tests-kernel/vdev.c: " + cc.stdout[-2000:])
+    script = os.path.join(tmp, "virtual.vdev")
+    open(script, "w").write(VIRTUAL_SCRIPT % {"as_user": AS_USER, "binary": binary})
+    cfg = os.path.join(tmp, "p.toml")
+    open(cfg, "w").write(VIRTUAL_CONFIG)
+    os.chmod(cfg, 0o644)
+    sh = ("VDEV_LOG=/tmp/d.log %s /tmp/virtual.vdev; echo VDEV-EXIT=$?; cat /tmp/d.log; echo STATE:; cat /tmp/state.log;"
+          " echo DEVICES:; cat /tmp/devices.log") % vdev
+    i = run_vm("virtual", keys, sh, files + [vdev, "%s:/tmp/virtual.vdev" % script, "%s:/tmp/p.toml" % cfg],
+               extra=["--kbd", "virtio"], timeout=150)
+    out = i["out"]
+    log = out.split("VDEV-EXIT=", 1)[-1].split("STATE:", 1)[0]
+    state = out.split("STATE:", 1)[-1].split("DEVICES:", 1)[0]
+    devices = out.split("DEVICES:", 1)[-1]
+    verdicts = re.findall(r"hardware keyboard (present|absent) \(([a-z ]+)\)", log)
+    record("virtual", i, [
+        ("VDEV-EXIT=0" in out, "a step did not happen (vdev timed out): %s" % [l for l in out.splitlines() if "VDEV" in l]),
+        (re.search(r"keyboard attached: \S+ \"keyd virtual keyboard\" \(bus 0003 0fac:0ade [^)]*, virtual\): uinput device \(/devices/virtual/input/input\d+\)", log) is not None,
+         "keyd's uinput keyboard was not attached as virtual for its sysfs path"),
+        (re.search(r"keyboard attached: \S+ \"vdev-at-keyboard\" \(bus 0011 [^)]*, internal\)", log) is not None,
+         "the internal keyboard was not attached"),
+        ('"hardware_keyboard":false,"reason":"tablet mode"' in state, "a subscriber at start did not learn absent (tablet mode): %r" % state[-300:]),
+        (re.search(r'"name":"keyd virtual keyboard","keyboard":true,"reason":"[^"]*","integration":"virtual","integration_reason":"uinput device \(/devices/virtual/input/input\d+\)"', devices) is not None,
+         "list_devices did not show keyd's keyboard as virtual with the reason: %r" % devices[-600:]),
+        (log.count("MARKER-save") == 1, "the chord typed through keyd's keyboard did not fire once"),
+        ("VDEV-GRABBED /dev/input/event" in out, "the USB keyboard was not grabbed"),
+        (verdicts == [("present", "external keyboard"), ("absent", "tablet mode")],
+         "presence verdicts (keyd must not make it present; the grabbed USB keyboard must): %s" % verdicts),
     ], "verdicts: %s" % ", ".join("%s (%s)" % v for v in verdicts))
 
 
@@ -461,7 +542,7 @@ def main():
         binary, service = os.path.join(staged, "kbd-commandd"), os.path.join(staged, "kbd-commandd-daemon")
     print("testing %s with the service %s" % (os.path.abspath(args.binary), os.path.abspath(args.service or service)), flush=True)
     files = [binary, service, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_record, t_monitor, t_idle, t_latency]
+    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_virtual, t_record, t_monitor, t_idle, t_latency]
     for t in tests:
         if args.only and args.only not in t.__name__:
             continue

@@ -2,6 +2,13 @@
  * drives them from a script, one command per line (stdin or the file given):
  *
  *   kbd NAME BUS             uinput keyboard (KEY_ESC..KEY_MICMUTE, EV_REP), bus in hex (11 = i8042)
+ *   kbdid ALIAS BUS VENDOR PRODUCT NAME...
+ *                            the same with an id (hex) and a name with spaces ("keyd virtual
+ *                            keyboard"); later commands call it ALIAS
+ *   key ALIAS CODE VALUE     an EV_KEY event (CODE decimal: 29 is KEY_LEFTCTRL) and SYN_REPORT
+ *   grab NAME...             waits (30 s at most) for the event node of the device called NAME,
+ *                            opens it and takes it with EVIOCGRAB, as a remapper does; prints
+ *                            VDEV-GRABBED and the node; holds it while vdev runs
  *   switch NAME TABLET LID   uinput switch device (SW_LID, SW_TABLET_MODE) set to these values
  *   bt NAME                  uhid keyboard on BUS_BLUETOOTH (HID boot keyboard descriptor, hid-generic)
  *   sw NAME CODE VALUE       an EV_SW event and SYN_REPORT (CODE: lid or tablet)
@@ -49,7 +56,7 @@ static void emit(int fd, int type, int code, int value) {
     if (write(fd, &ev, sizeof ev) != sizeof ev) fail("write");
 }
 
-static int uinput_create(const char *name, int bus, int keyboard) {
+static int uinput_create_id(const char *name, int bus, int vendor, int product, int keyboard) {
     int fd = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) fail("/dev/uinput");
     if (keyboard) {
@@ -66,11 +73,38 @@ static int uinput_create(const char *name, int bus, int keyboard) {
     struct uinput_setup setup = {0};
     snprintf(setup.name, sizeof setup.name, "%s", name);
     setup.id.bustype = bus;
-    setup.id.vendor = 0x0001;
-    setup.id.product = keyboard ? 0x0001 : 0x0005;
+    setup.id.vendor = vendor;
+    setup.id.product = product;
     if (ioctl(fd, UI_DEV_SETUP, &setup) < 0) fail("UI_DEV_SETUP");
     if (ioctl(fd, UI_DEV_CREATE) < 0) fail("UI_DEV_CREATE");
     return fd;
+}
+
+static int uinput_create(const char *name, int bus, int keyboard) {
+    return uinput_create_id(name, bus, 0x0001, keyboard ? 0x0001 : 0x0005, keyboard);
+}
+
+/* Opens the event node whose device is called NAME and grabs it; -1 if none came in 30 s. */
+static int grab(const char *name, char *node, size_t size) {
+    for (int tries = 0; tries < 300; tries++) {
+        for (int i = 0; i < 64; i++) {
+            char path[128], buf[256] = "";
+            snprintf(path, sizeof path, "/sys/class/input/event%d/device/name", i);
+            FILE *f = fopen(path, "r");
+            if (!f) continue;
+            if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+            fclose(f);
+            buf[strcspn(buf, "\n")] = 0;
+            if (strcmp(buf, name)) continue;
+            snprintf(node, size, "/dev/input/event%d", i);
+            int fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+            if (fd < 0) continue;
+            if (ioctl(fd, EVIOCGRAB, 1) < 0) fail("EVIOCGRAB");
+            return fd;
+        }
+        usleep(100000);
+    }
+    return -1;
 }
 
 /* The HID boot keyboard report descriptor (HID 1.11, appendix B.1). */
@@ -146,6 +180,28 @@ int main(int argc, char **argv) {
         while (*rest == ' ') rest++;
         if (!strcmp(cmd, "kbd") && sscanf(rest, "%127s %63s", a, b) == 2) {
             add(a, uinput_create(a, (int)strtol(b, NULL, 16), 1), 0);
+        } else if (!strcmp(cmd, "kbdid")) {
+            char vendor[16] = "", product[16] = "";
+            int used = 0;
+            if (sscanf(rest, "%127s %63s %15s %15s %n", a, b, vendor, product, &used) != 4 || !rest[used]) {
+                fprintf(stderr, "vdev: bad line: %s\n", line);
+                return 2;
+            }
+            add(a, uinput_create_id(rest + used, (int)strtol(b, NULL, 16), (int)strtol(vendor, NULL, 16),
+                                    (int)strtol(product, NULL, 16), 1), 0);
+        } else if (!strcmp(cmd, "key") && sscanf(rest, "%127s %63s %63s", a, b, c) == 3) {
+            struct dev *d = find(a);
+            emit(d->fd, EV_KEY, atoi(b), atoi(c));
+            emit(d->fd, EV_SYN, SYN_REPORT, 0);
+        } else if (!strcmp(cmd, "grab")) {
+            char node[64];
+            int fd = grab(rest, node, sizeof node);
+            if (fd < 0) {
+                printf("VDEV-TIMEOUT waiting for a device called: %s\n", rest);
+                return 3;
+            }
+            add(rest, fd, 0);
+            printf("VDEV-GRABBED %s\n", node);
         } else if (!strcmp(cmd, "switch") && sscanf(rest, "%127s %63s %63s", a, b, c) == 3) {
             int fd = uinput_create(a, 0x19, 0);
             add(a, fd, 0);

@@ -27,6 +27,8 @@ public struct Config: Sendable {
     public var scopes: ScopeMap
     /// `[text_input] source`: where the session agent learns that a text field has the focus.
     public var textInputSource: TextInputSource = .auto
+    /// `[accessibility] sticky_keys`: a modifier tapped alone latches for the next key (twice: locks).
+    public var stickyKeys = false
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {

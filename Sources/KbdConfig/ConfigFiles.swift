@@ -64,7 +64,7 @@ public struct ConfigFiles: Sendable, Equatable, CustomStringConvertible {
 
 extension ConfigLoader {
     /// Loads the main file and the drop-ins and merges them: `[[command]]` tables are added in
-    /// file order; a key of `[keymap]`, `[settings]`, `[devices]`, `[osk]`, `[scopes]` or `[text_input]`, or a whole
+    /// file order; a key of `[keymap]`, `[settings]`, `[devices]`, `[osk]`, `[scopes]`, `[text_input]` or `[accessibility]`, or a whole
     /// `[geometry]`, may be set in one file only (a second one is an error naming both places).
     /// Duplicate ids and chord conflicts across files name both file:line. Every problem of
     /// every file is reported in one error.
@@ -92,7 +92,7 @@ extension ConfigLoader {
         // A key set in two files.
         var firstSet: [String: SourceLocation] = [:]
         for part in parts {
-            for section in ["keymap", "settings", "devices", "osk", "scopes", "text_input"] {
+            for section in ["keymap", "settings", "devices", "osk", "scopes", "text_input", "accessibility"] {
                 guard case .table(let t)? = part.root[section] else { continue }
                 for e in t.entries {
                     let name = "\(section).\(e.key)"
@@ -124,6 +124,7 @@ extension ConfigLoader {
         var presence = PresencePolicy.auto
         var scopes = ScopeMap()
         var textInputSource = TextInputSource.auto
+        var stickyKeys = false
         var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
         var commands: [Command] = []
         for part in parts {
@@ -139,6 +140,8 @@ extension ConfigLoader {
             if has("devices", "exclude") { devices.exclude = c.devices.exclude }
             if has("devices", "internal") { devices.internal = c.devices.internal }
             if has("devices", "external") { devices.external = c.devices.external }
+            if has("devices", "virtual") { devices.virtual = c.devices.virtual }
+            if has("accessibility", "sticky_keys") { stickyKeys = c.stickyKeys }
             if has("settings", "presence") { presence = c.presence }
             // [scopes]: each app in one file only (checked above).
             for (app, entry) in c.scopes.apps { scopes.apps[app] = entry }
@@ -164,6 +167,7 @@ extension ConfigLoader {
                 config.grabLocation = grabLocation
                 config.presence = presence
                 config.textInputSource = textInputSource
+                config.stickyKeys = stickyKeys
                 return config
             }
         } catch {

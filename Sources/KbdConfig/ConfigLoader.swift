@@ -7,7 +7,7 @@ import KbdCommands
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
     static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -49,7 +49,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility]")
         }
 
         // [keymap]
@@ -123,7 +123,7 @@ public enum ConfigLoader {
             if case .table(let t) = entry.value {
                 for e in t.entries {
                     switch e.key {
-                    case "include", "exclude", "internal", "external":
+                    case "include", "exclude", "internal", "external", "virtual":
                         guard let list = stringArray(e.value) else {
                             problem(e.line, "devices.\(e.key): expected an array of device names or \"vendor:product\" ids")
                             continue
@@ -132,11 +132,12 @@ public enum ConfigLoader {
                         case "include": devices.include = list
                         case "exclude": devices.exclude = list
                         case "internal": devices.internal = list
+                        case "virtual": devices.virtual = list
                         default: devices.external = list
                         }
                     case "grab":
                         if case .boolean(let b) = e.value { devices.grab = b; grabLocation = SourceLocation(path: path, line: e.line) } else { problem(e.line, "devices.grab: expected true or false") }
-                    default: problem(e.line, "unknown key 'devices.\(e.key)'\(hint(e.key, ["include", "exclude", "internal", "external", "grab"])); expected include, exclude, internal, external or grab")
+                    default: problem(e.line, "unknown key 'devices.\(e.key)'\(hint(e.key, ["include", "exclude", "internal", "external", "virtual", "grab"])); expected include, exclude, internal, external, virtual or grab")
                     }
                 }
             } else {
@@ -209,6 +210,24 @@ public enum ConfigLoader {
             }
         }
 
+        // [accessibility]
+        var stickyKeys = false
+        if let entry = root.entry("accessibility") {
+            if case .table(let t) = entry.value {
+                for e in t.entries {
+                    switch e.key {
+                    case "sticky_keys":
+                        if case .boolean(let b) = e.value { stickyKeys = b } else {
+                            problem(e.line, "accessibility.sticky_keys: expected true or false, found \(e.value.kindDescription)")
+                        }
+                    default: problem(e.line, "unknown key 'accessibility.\(e.key)'\(hint(e.key, ["sticky_keys"])); expected sticky_keys")
+                    }
+                }
+            } else {
+                problem(entry.line, "accessibility: expected a table ([accessibility])")
+            }
+        }
+
         // [[command]]
         var commands: [Command] = []
         if let entry = root.entry("command") {
@@ -235,6 +254,7 @@ public enum ConfigLoader {
                 config.grabLocation = grabLocation
                 config.presence = presence
                 config.textInputSource = textInputSource
+                config.stickyKeys = stickyKeys
                 return config
             }
         } catch {

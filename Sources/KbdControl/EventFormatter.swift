@@ -25,10 +25,11 @@ public enum EventFormatter {
             JSONValue.appendQuoted(value, to: &o)
         }
         switch event {
-        case .attach(_, let device, let keyboard, let integration):
+        case .attach(_, let device, let keyboard, let integration, let integrationReason):
             field("device", device)
             o += ",\"keyboard\":" + (keyboard ? "true" : "false")
             if let integration { field("integration", integration.rawValue) }
+            if let integrationReason, !integrationReason.isEmpty { field("integration_reason", integrationReason) }
         case .detach(_, let device, let keyboard):
             field("device", device)
             o += ",\"keyboard\":" + (keyboard ? "true" : "false")
@@ -72,7 +73,7 @@ public enum EventFormatter {
         let pad = String(repeating: " ", count: max(1, 12 - time.count))
         let head = time + pad + event.kind + String(repeating: " ", count: max(1, 10 - event.kind.count))
         switch event {
-        case .attach(_, let device, let keyboard, let integration):
+        case .attach(_, let device, let keyboard, let integration, _):
             return head + "\"\(device.escapingControlCharacters)\""
                 + (keyboard ? " (\(integration?.rawValue ?? "external") keyboard)" : " (not a keyboard)")
         case .detach(_, let device, _):

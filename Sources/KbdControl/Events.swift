@@ -10,7 +10,8 @@ public struct ControlEvent: Sendable, Equatable {
     public var payload: Payload
 
     public enum Payload: Sendable, Equatable {
-        case attach(device: String, keyboard: Bool, integration: String?)
+        /// `integration` (internal, external, virtual) and why, on keyboards.
+        case attach(device: String, keyboard: Bool, integration: String?, integrationReason: String?)
         case detach(device: String, keyboard: Bool)
         /// Typed text: only with the service's `--allow-key-events`.
         case key(Key)
@@ -57,9 +58,10 @@ public struct ControlEvent: Sendable, Equatable {
         var o = JSONObject([("event", .string(kind.rawValue)), ("time", .number(time))])
         func put(_ key: String, _ value: JSONValue) { _ = o.updateValue(value, forKey: key) }
         switch payload {
-        case .attach(let device, let keyboard, let integration):
+        case .attach(let device, let keyboard, let integration, let reason):
             put("device", .string(device)); put("keyboard", .bool(keyboard))
             if let integration { put("integration", .string(integration)) }
+            if let reason { put("integration_reason", .string(reason)) }
         case .detach(let device, let keyboard):
             put("device", .string(device)); put("keyboard", .bool(keyboard))
         case .key(let k):
@@ -100,7 +102,8 @@ public struct ControlEvent: Sendable, Equatable {
         let payload: Payload
         switch kind {
         case .attach:
-            payload = .attach(device: try string("device"), keyboard: try o.required("keyboard").bool(), integration: try o["integration"]?.string())
+            payload = .attach(device: try string("device"), keyboard: try o.required("keyboard").bool(), integration: try o["integration"]?.string(),
+                              integrationReason: try o["integration_reason"]?.string())
         case .detach:
             payload = .detach(device: try string("device"), keyboard: try o.required("keyboard").bool())
         case .key:

@@ -3,14 +3,17 @@ public import KbdCore
 public import KbdCommands
 /// The JSON of the listings, written once for the command line and the control socket.
 extension DeviceRow {
-    /// `{"path","name"[,"id"],"keyboard","reason"[,"integration"][,"switch"][,"error"][,"open"]}`.
+    /// `{"path","name"[,"id"],"keyboard","reason"[,"integration","integration_reason"][,"switch"][,"error"][,"open"]}`.
     public var jsonValue: JSONValue {
         var o = JSONObject([("path", .string(path)), ("name", .string(name))])
         if let inputID { _ = o.updateValue(.string(inputID.description), forKey: "id") }
         if let verdict {
             _ = o.updateValue(.bool(verdict.isKeyboard), forKey: "keyboard")
             _ = o.updateValue(.string(verdict.reason), forKey: "reason")
-            if verdict.isKeyboard { _ = o.updateValue(.string(verdict.integration.rawValue), forKey: "integration") }
+            if verdict.isKeyboard {
+                _ = o.updateValue(.string(verdict.integration.rawValue), forKey: "integration")
+                if !verdict.integrationReason.isEmpty { _ = o.updateValue(.string(verdict.integrationReason), forKey: "integration_reason") }
+            }
             if verdict.isSwitch { _ = o.updateValue(.bool(true), forKey: "switch") }
         }
         if let error { _ = o.updateValue(.string(error), forKey: "error") }

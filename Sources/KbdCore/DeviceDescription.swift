@@ -37,6 +37,21 @@ public enum BusType {
     public static let i8042: UInt16 = 0x11
     public static let host: UInt16 = 0x19
     public static let i2c: UInt16 = 0x18
+
+    /// The name of a bus for messages (`USB`, `i8042`), else its number in hex.
+    public static func name(_ bus: UInt16) -> String {
+        switch bus {
+        case pci: return "PCI"
+        case usb: return "USB"
+        case hil: return "HIL"
+        case bluetooth: return "Bluetooth"
+        case virtual: return "virtual"
+        case i8042: return "i8042"
+        case host: return "host"
+        case i2c: return "I2C"
+        default: return hex4(bus)
+        }
+    }
 }
 
 /// `struct input_absinfo` for one axis, as an evemu `A:` line carries it.
@@ -74,6 +89,10 @@ public struct DeviceDescription: Sendable, Hashable {
     public var switchStates: [UInt16: Int32]
     /// udev's `ID_INTEGRATION` for the node, where udev set it (live devices only).
     public var udevIntegration: KeyboardIntegration?
+    /// The device's path under /sys (`/devices/virtual/input/input7`), where it was looked up
+    /// (live devices only): a uinput device lives under `/devices/virtual/input` whatever bus
+    /// it declares.
+    public var sysfsPath: String?
 
     public init(
         name: String,
@@ -83,7 +102,8 @@ public struct DeviceDescription: Sendable, Hashable {
         absAxes: [AbsAxis] = [],
         ledStates: [UInt16: Int32] = [:],
         switchStates: [UInt16: Int32] = [:],
-        udevIntegration: KeyboardIntegration? = nil
+        udevIntegration: KeyboardIntegration? = nil,
+        sysfsPath: String? = nil
     ) {
         self.name = name
         self.id = id
@@ -95,7 +115,11 @@ public struct DeviceDescription: Sendable, Hashable {
         self.ledStates = ledStates
         self.switchStates = switchStates
         self.udevIntegration = udevIntegration
+        self.sysfsPath = sysfsPath
     }
+
+    /// Whether the sysfs path says the kernel made the device for a program (uinput).
+    public var isUinput: Bool { sysfsPath?.hasPrefix("/devices/virtual/input/") ?? false }
 
     public func has(type: UInt16) -> Bool {
         Int(type) < capabilities.count && !capabilities[Int(type)].isEmpty
@@ -110,7 +134,8 @@ public struct DeviceDescription: Sendable, Hashable {
     }
 
     /// A description for a file that holds only `E:` lines: a generic keyboard
-    /// with every key code libevdev knows, so it classifies as a keyboard.
+    /// with every key code libevdev knows, so it classifies as a keyboard, on the USB bus
+    /// (external: a recording of a keyboard someone plugged in, as it always counted).
     public static func genericKeyboard(name: String) -> DeviceDescription {
         var caps = [Bitmask](repeating: Bitmask(), count: EventType.count)
         caps[Int(EventType.key)] = Bitmask(codes: 1..<0x100)
@@ -118,6 +143,6 @@ public struct DeviceDescription: Sendable, Hashable {
         caps[Int(EventType.led)] = Bitmask(codes: 0..<3)
         caps[Int(EventType.rep)] = Bitmask(codes: 0..<2)
         return DeviceDescription(
-            name: name, id: InputID(bustype: BusType.virtual, vendor: 0, product: 0, version: 0), capabilities: caps)
+            name: name, id: InputID(bustype: BusType.usb, vendor: 0, product: 0, version: 0), capabilities: caps)
     }
 }

@@ -5,22 +5,27 @@ public struct DeviceFilter: Sendable, Equatable {
     public var exclude: [String]
     /// Grab devices (EVIOCGRAB) so other programs do not see their keys.
     public var grab: Bool
-    /// Keyboards to count as built in, or as plugged in, whatever their bus says.
+    /// Keyboards to count as built in, as plugged in, or as a program's (never counted for
+    /// presence), whatever their bus says.
     public var `internal`: [String]
     public var external: [String]
+    public var virtual: [String]
 
-    public init(include: [String] = [], exclude: [String] = [], grab: Bool = false, internal: [String] = [], external: [String] = []) {
+    public init(include: [String] = [], exclude: [String] = [], grab: Bool = false, internal: [String] = [], external: [String] = [],
+                virtual: [String] = []) {
         self.include = include
         self.exclude = exclude
         self.grab = grab
         self.internal = `internal`
         self.external = external
+        self.virtual = virtual
     }
 
     /// The integration the config forces on the device, if any.
     public func integration(name: String, id: InputID) -> KeyboardIntegration? {
         if `internal`.contains(where: { Self.matches($0, name: name, id: id) }) { return .internal }
         if external.contains(where: { Self.matches($0, name: name, id: id) }) { return .external }
+        if virtual.contains(where: { Self.matches($0, name: name, id: id) }) { return .virtual }
         return nil
     }
 

@@ -10,15 +10,20 @@ public enum KeyboardClassifier {
     public struct Verdict: Sendable, Equatable, CustomStringConvertible {
         public var isKeyboard: Bool
         public var reason: String
-        /// Built in or plugged in (meaningful for keyboards).
+        /// Built in, plugged in or a program's (meaningful for keyboards).
         public var integration: KeyboardIntegration
+        /// Why `integration` is what it is (`uinput device (/devices/virtual/input/input7)`,
+        /// `bus USB`, `[devices] virtual`).
+        public var integrationReason: String
         /// A lid or tablet-mode switch device: kept open for presence, never a keyboard.
         public var isSwitch: Bool
 
-        public init(isKeyboard: Bool, reason: String, integration: KeyboardIntegration = .external, isSwitch: Bool = false) {
+        public init(isKeyboard: Bool, reason: String, integration: KeyboardIntegration = .external, integrationReason: String = "",
+                    isSwitch: Bool = false) {
             self.isKeyboard = isKeyboard
             self.reason = reason
             self.integration = integration
+            self.integrationReason = integrationReason
             self.isSwitch = isSwitch
         }
 
@@ -26,7 +31,9 @@ public enum KeyboardClassifier {
         public var isKept: Bool { isKeyboard || isSwitch }
 
         public var description: String {
-            if isKeyboard { return "keyboard (\(integration.rawValue)): " + reason }
+            if isKeyboard {
+                return "keyboard (\(integration.rawValue)\(integrationReason.isEmpty ? "" : ": " + integrationReason)): " + reason
+            }
             if isSwitch { return "switch: " + reason }
             return "not a keyboard: " + reason
         }
@@ -45,8 +52,10 @@ public enum KeyboardClassifier {
             let names = switches.map { EventCodeNames.name(type: EventType.sw, code: $0) ?? String($0) }
             return Verdict(isKeyboard: false, reason: "switch device (" + names.joined(separator: ", ") + ")", isSwitch: true)
         }
-        let integration = integration(of: d, filter: filter)
-        if forced == true { return Verdict(isKeyboard: true, reason: "included by the config", integration: integration) }
+        let (integration, integrationReason) = integrationWithReason(of: d, filter: filter)
+        if forced == true {
+            return Verdict(isKeyboard: true, reason: "included by the config", integration: integration, integrationReason: integrationReason)
+        }
         guard d.has(type: EventType.key) else { return Verdict(isKeyboard: false, reason: "no EV_KEY") }
         let keys = d.capabilities[Int(EventType.key)]
         let missing = fullKeyboardBlock.filter { !keys.contains($0) }
@@ -66,12 +75,59 @@ public enum KeyboardClassifier {
             return Verdict(isKeyboard: false, reason: "tablet pad or touch device")
         }
         return Verdict(isKeyboard: true, reason: "has KEY_ESC…KEY_S" + (hasPointer ? " (keyboard with a pointer)" : ""),
-                       integration: integration)
+                       integration: integration, integrationReason: integrationReason)
     }
 
-    /// `[devices] internal`/`external` first, then udev's `ID_INTEGRATION` where udev set it,
-    /// then the bus (i8042/serio and host are built in).
+    /// `[devices] internal`/`external`/`virtual` first, then udev's `ID_INTEGRATION` where udev
+    /// set it, then a uinput device (its sysfs path), then a known remapper's id or name (for
+    /// recordings, which have no sysfs path), then the bus (i8042/serio and host are built in,
+    /// BUS_VIRTUAL is virtual).
     public static func integration(of d: DeviceDescription, filter: DeviceFilter = DeviceFilter()) -> KeyboardIntegration {
-        filter.integration(name: d.name, id: d.id) ?? d.udevIntegration ?? KeyboardIntegration.fromBus(d.id.bustype)
+        integrationWithReason(of: d, filter: filter).integration
+    }
+
+    /// The integration and why.
+    public static func integrationWithReason(of d: DeviceDescription, filter: DeviceFilter = DeviceFilter())
+        -> (integration: KeyboardIntegration, reason: String)
+    {
+        if let forced = filter.integration(name: d.name, id: d.id) { return (forced, "[devices] \(forced.rawValue) in the config") }
+        if let udev = d.udevIntegration { return (udev, "udev ID_INTEGRATION=\(udev.rawValue)") }
+        if d.isUinput, let path = d.sysfsPath { return (.virtual, "uinput device (\(path))") }
+        if let remapper = KnownRemappers.match(name: d.name, id: d.id) { return (.virtual, "\(remapper)'s virtual keyboard") }
+        let integration = KeyboardIntegration.fromBus(d.id.bustype)
+        return (integration, "bus \(BusType.name(d.id.bustype))")
+    }
+}
+
+/// Remappers that grab the physical keyboard and type through a uinput keyboard of their own,
+/// known by the id or name of that keyboard (what a recording of it carries: a live device is
+/// known by its sysfs path instead, whatever it is called).
+public enum KnownRemappers {
+    public struct Entry: Sendable {
+        /// The remapper.
+        public var remapper: String
+        /// `vvvv:pppp`, or nil.
+        public var id: String?
+        /// The device name, or its start when `prefix`.
+        public var name: String
+        public var prefix: Bool
+    }
+
+    public static let entries: [Entry] = [
+        Entry(remapper: "keyd", id: "0fac:0ade", name: "keyd virtual keyboard", prefix: false),
+        Entry(remapper: "keyd", id: "0fac:1ade", name: "keyd virtual pointer", prefix: false),
+        Entry(remapper: "kanata", id: nil, name: "kanata", prefix: false),
+        Entry(remapper: "xremap", id: nil, name: "xremap", prefix: true),
+        Entry(remapper: "input-remapper", id: nil, name: "input-remapper", prefix: true),
+    ]
+
+    /// The remapper whose keyboard this is, or nil.
+    public static func match(name: String, id: InputID) -> String? {
+        let vp = id.vendorProduct
+        for e in entries {
+            if let eid = e.id, eid == vp { return e.remapper }
+            if e.prefix ? name.hasPrefix(e.name) : name == e.name { return e.remapper }
+        }
+        return nil
     }
 }

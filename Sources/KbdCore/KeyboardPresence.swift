@@ -1,14 +1,18 @@
-/// Whether a keyboard is built into the machine (`internal`) or plugged in (`external`).
-/// libinput and systemd's integration rules draw the same line: the on-screen keyboard
-/// gives way to an external keyboard always, to an internal one only while it can be typed on.
+/// Whether a keyboard is built into the machine (`internal`), plugged in (`external`), or a
+/// program's (`virtual`: a uinput keyboard, such as the one a remapper like keyd types through
+/// on behalf of the keyboard it grabbed). libinput and systemd's integration rules draw the
+/// first line: the on-screen keyboard gives way to an external keyboard always, to an internal
+/// one only while it can be typed on. A virtual keyboard never makes it give way: the real
+/// keyboard behind it (grabbed, but still attached) is the one that counts.
 public enum KeyboardIntegration: String, Sendable, CaseIterable {
-    case `internal`, external
+    case `internal`, external, virtual
 
     /// The verdict from the bus alone: i8042/serio and host (platform) keyboards are
-    /// built in; USB, Bluetooth and everything else is external.
+    /// built in; BUS_VIRTUAL is a program's; USB, Bluetooth and everything else is external.
     public static func fromBus(_ bustype: UInt16) -> KeyboardIntegration {
         switch bustype {
         case BusType.i8042, BusType.host: return .internal
+        case BusType.virtual: return .virtual
         default: return .external
         }
     }
@@ -74,10 +78,10 @@ public struct KeyboardPresence: Sendable {
     /// Whether any switch device reads the lid closed.
     public var lidClosed: Bool { switches.values.contains { $0[SwitchCode.lid] == true } }
 
-    /// What presence would be now, with no debounce.
+    /// What presence would be now, with no debounce. Virtual keyboards do not count.
     public var target: (present: Bool, reason: PresenceReason) {
         if keyboards.values.contains(.external) { return (true, .externalKeyboard) }
-        guard !keyboards.isEmpty else { return (false, .noKeyboard) }
+        guard keyboards.values.contains(.internal) else { return (false, .noKeyboard) }
         switch policy {
         case .externalOnly: return (false, .noExternalKeyboard)
         case .anyKeyboard: return (true, .internalKeyboard)

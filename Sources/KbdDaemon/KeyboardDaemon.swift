@@ -156,7 +156,7 @@ public final class KeyboardDaemon {
                      options: Pipeline.Options(emitKeys: options.allowKeyEvents, compose: options.allowKeyEvents ? options.compose : .none,
                                                deviceFilter: loaded.config.devices,
                                                presenceDebounceMilliseconds: options.presenceDebounceMilliseconds,
-                                               presencePolicy: loaded.config.presence))
+                                               presencePolicy: loaded.config.presence, stickyKeys: loaded.config.stickyKeys))
     }
 
     public var config: Config { loaded.config }
@@ -288,7 +288,7 @@ public final class KeyboardDaemon {
         byPath[path] = id
         known[path]?.id = id
         if verdict.isKeyboard {
-            logger.info("keyboard attached: \(path) \"\(device.description.name)\" (\(device.description.id), \(verdict.integration.rawValue))")
+            logger.info("keyboard attached: \(path) \"\(device.description.name)\" (\(device.description.id), \(verdict.integration.rawValue)): \(verdict.integrationReason)")
         } else {
             logger.info("switch attached: \(path) \"\(device.description.name)\" (\(verdict.reason))")
         }
@@ -537,7 +537,8 @@ public final class KeyboardDaemon {
             return .refused(String(describing: error))
         }
         do {
-            if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && next.config.presence == loaded.config.presence && geometryUnchanged(next.config) {
+            if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && next.config.presence == loaded.config.presence
+                && next.config.stickyKeys == loaded.config.stickyKeys && geometryUnchanged(next.config) {
                 pipeline.replaceTable(next.config.table)
             } else {
                 // A new keymap needs new xkb states: rebuild the pipeline and re-attach the open keyboards.

@@ -20,8 +20,10 @@ public final class EvdevDevice: InputDevice {
     /// `CLOCK_MONOTONIC`, the clock deadlines are measured on.
     /// The corresponding C functions are `open(2)`, `libevdev_new_from_fd` and `libevdev_set_clock_id`.
     /// `udevData` is udev's database folder, where the node's `ID_INTEGRATION` is looked up
-    /// (nil: not looked up).
-    public init(path: String, udevData: String? = UdevDatabase.defaultDirectory) throws(SystemError) {
+    /// (nil: not looked up). `sysfs` is where sysfs is mounted, where the node's device path is
+    /// looked up (a uinput device is a program's keyboard; nil: not looked up).
+    public init(path: String, udevData: String? = UdevDatabase.defaultDirectory,
+                sysfs: String? = SysfsDevice.defaultRoot) throws(SystemError) {
         let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError(operation: "open", path: path, errno: errno) }
         var dev: OpaquePointer?
@@ -35,10 +37,11 @@ public final class EvdevDevice: InputDevice {
         self.fileDescriptor = fd
         self.handle = dev
         var description = Self.describe(dev)
-        if let udevData {
+        if udevData != nil || sysfs != nil {
             var st = stat()
             if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFCHR {
-                description.udevIntegration = UdevDatabase(directory: udevData).integration(device: UInt64(st.st_rdev))
+                if let udevData { description.udevIntegration = UdevDatabase(directory: udevData).integration(device: UInt64(st.st_rdev)) }
+                if let sysfs { description.sysfsPath = SysfsDevice(root: sysfs).inputDevicePath(device: UInt64(st.st_rdev)) }
             }
         }
         self.description = description

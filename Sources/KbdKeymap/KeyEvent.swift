@@ -28,6 +28,9 @@ public struct KeyEvent: Sendable {
     public var isModifierKey: Bool
     /// Made up by the pipeline (release on detach or after a resync), not read from the device.
     public var synthetic: Bool
+    /// Sticky keys (when on): the modifiers latched and locked after this event.
+    public var stickyLatched: ModifierSet = []
+    public var stickyLocked: ModifierSet = []
 
     public init(
         time: EventTime, device: DeviceID, code: UInt16, state: KeyState, keysym: Keysym, modifiers: ModifierSet,

@@ -15,10 +15,13 @@ public final class KeyMapper {
         public var wantsText: Bool
         /// Run compose and dead-key sequences (fills `composedText`).
         public var compose: ComposeSource
+        /// Sticky keys: a modifier tapped alone latches for the next key, twice locks (`StickyKeys`).
+        public var stickyKeys: Bool
 
-        public init(wantsText: Bool = false, compose: ComposeSource = .none) {
+        public init(wantsText: Bool = false, compose: ComposeSource = .none, stickyKeys: Bool = false) {
             self.wantsText = wantsText
             self.compose = compose
+            self.stickyKeys = stickyKeys
         }
     }
 
@@ -37,9 +40,14 @@ public final class KeyMapper {
         let compose: ComposeState?
         /// Keys down, in the order they went down.
         var down: [UInt16] = []
-        init(state: XkbState, compose: ComposeState?) {
+        /// Sticky keys' latches and locks; nil when sticky keys are off.
+        var sticky: StickyKeys?
+        /// The locks sticky keys last put into the xkb state.
+        var stickyLockMask: UInt32 = 0
+        init(state: XkbState, compose: ComposeState?, sticky: Bool) {
             self.state = state
             self.compose = compose
+            self.sticky = sticky ? StickyKeys() : nil
         }
     }
 
@@ -61,7 +69,8 @@ public final class KeyMapper {
     /// Starts tracking a device with a fresh state (no keys down, first layout).
     public func attach(_ device: DeviceID) throws(KeymapError) {
         devices[device] = DeviceKeyboard(
-            state: try XkbState(keymap: keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) })
+            state: try XkbState(keymap: keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
+            sticky: options.stickyKeys)
     }
 
     /// Keys the device holds, in press order.
@@ -69,6 +78,12 @@ public final class KeyMapper {
 
     /// The device's effective modifiers right now.
     public func modifiers(_ device: DeviceID) -> ModifierSet { devices[device]?.state.modifiers ?? [] }
+
+    /// The modifiers sticky keys latched and locked on the device (empty when off).
+    public func sticky(_ device: DeviceID) -> (latched: ModifierSet, locked: ModifierSet) {
+        guard let kbd = devices[device], let s = kbd.sticky else { return ([], []) }
+        return (keymap.modifiers(fromMask: s.latched), keymap.modifiers(fromMask: s.locked))
+    }
 
     /// The device's effective layout right now.
     public func layout(_ device: DeviceID) -> Int { devices[device]?.state.effectiveLayout ?? 0 }
@@ -149,6 +164,8 @@ public final class KeyMapper {
     private func synthetic(_ kbd: DeviceKeyboard, device: DeviceID, time: EventTime, code: UInt16, state: KeyState) -> KeyEvent? {
         var event = KeyEvent(time: time, device: device, code: code, state: state, keysym: .noSymbol, modifiers: [],
                              layout: 0, producesText: false, chord: ChordKey(modifiers: [], keysym: .noSymbol))
+        // Not typed: a synthetic release of a modifier is no tap.
+        kbd.sticky?.forget(code: code)
         guard case .key = map(kbd, device: device, time: time, code: code, state: state, into: &event) else { return nil }
         event.synthetic = true
         return event
@@ -204,12 +221,22 @@ public final class KeyMapper {
         }
         let alternate = ChordKey(modifiers: alternateMods, keysym: keysym)
 
+        let isModifierKey = keymap.isModifierKey(code: code)
         if state == .press {
             kbd.down.append(code)
-            xkb.update(code: code, down: true)
+            if kbd.sticky == nil {
+                xkb.update(code: code, down: true)
+            } else {
+                stickyPress(kbd, code: code, isModifierKey: isModifierKey)
+            }
         } else if state == .release {
             kbd.down.removeAll { $0 == code }
             xkb.update(code: code, down: false)
+            if isModifierKey, kbd.sticky?.modifierReleased(code: code) == true { applySticky(kbd) }
+        }
+        if let sticky = kbd.sticky {
+            event.stickyLatched = keymap.modifiers(fromMask: sticky.latched)
+            event.stickyLocked = keymap.modifiers(fromMask: sticky.locked)
         }
         event.keysym = keysym
         event.modifiers = modifiers
@@ -219,7 +246,30 @@ public final class KeyMapper {
         event.composedText = composed
         event.chord = chord
         event.alternateChord = alternate == chord ? nil : alternate
-        event.isModifierKey = keymap.isModifierKey(code: code)
+        event.isModifierKey = isModifierKey
         return .key
+    }
+
+    /// A press with sticky keys on: a modifier key records what it set; any other key spends the latch
+    /// (it was read with the latch, before this update).
+    private func stickyPress(_ kbd: DeviceKeyboard, code: UInt16, isModifierKey: Bool) {
+        let xkb = kbd.state
+        if isModifierKey {
+            let before = xkb.depressedMask
+            xkb.update(code: code, down: true)
+            kbd.sticky!.modifierPressed(code: code, mask: xkb.depressedMask & ~before)
+        } else {
+            xkb.update(code: code, down: true)
+            kbd.sticky!.otherKeyPressed()
+            if kbd.sticky!.clearLatch() { applySticky(kbd) }
+        }
+    }
+
+    /// Puts sticky keys' latches and locks into the device's xkb state.
+    private func applySticky(_ kbd: DeviceKeyboard) {
+        guard let sticky = kbd.sticky else { return }
+        // Every modifier sticky keys could have locked is replaced: the ones it set and unset.
+        kbd.state.setSticky(latched: sticky.latched, locked: sticky.locked, replacing: kbd.stickyLockMask | sticky.locked)
+        kbd.stickyLockMask = sticky.locked
     }
 }

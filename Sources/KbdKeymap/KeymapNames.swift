@@ -35,19 +35,35 @@ public struct KeymapNames: Sendable, Hashable, CustomStringConvertible {
     /// The built-in default: evdev rules, pc105, us.
     public static let builtIn = KeymapNames(rules: "evdev", model: "pc105", layout: "us", variant: "", options: "")
 
-    /// Resolution order: command line, then config file, then environment, then built-in.
-    /// A layout given at a higher level takes its variant from the same level only, so a
-    /// `--layout de` does not inherit `XKB_DEFAULT_VARIANT=dvorak` meant for another layout.
-    public static func resolve(commandLine: KeymapNames, config: KeymapNames, environment: [String: String]) -> KeymapNames {
+    /// Whether no field is set.
+    public var isEmpty: Bool { rules == nil && model == nil && layout == nil && variant == nil && options == nil }
+
+    /// Whether the system's keyboard configuration decides: nothing on the command line, no
+    /// `[keymap]` in the config and no `XKB_DEFAULT_*` names a thing.
+    public static func usesSystem(commandLine: KeymapNames, config: KeymapNames, environment: [String: String]) -> Bool {
+        commandLine.isEmpty && config.isEmpty && fromEnvironment(environment).isEmpty
+    }
+
+    /// Resolution order: command line, then config file, then environment, then the system's
+    /// keyboard configuration (`system`, /etc/default/keyboard: only when none of the others
+    /// names anything), then built-in. A layout given at a higher level takes its variant from
+    /// the same level only, so a `--layout de` does not inherit `XKB_DEFAULT_VARIANT=dvorak`
+    /// meant for another layout.
+    public static func resolve(commandLine: KeymapNames, config: KeymapNames, environment: [String: String],
+                               system: KeymapNames? = nil) -> KeymapNames {
         let env = fromEnvironment(environment)
+        var levels = [commandLine, config, env]
+        if let system, commandLine.isEmpty, config.isEmpty, env.isEmpty { levels.append(system) }
+        levels.append(builtIn)
         var result = KeymapNames()
-        for level in [commandLine, config, env, builtIn] {
+        for level in levels {
             if result.layout == nil, let layout = level.layout {
                 result.layout = layout
                 result.variant = level.variant ?? ""
             }
         }
-        return result.overlaying(commandLine).overlaying(config).overlaying(env).overlaying(builtIn)
+        for level in levels { result = result.overlaying(level) }
+        return result
     }
 
     public var description: String {

@@ -72,6 +72,23 @@ public final class XkbState {
 }
 
 extension XkbState {
+    /// The xkb modifier mask of the modifiers held down by keys (not latched or locked).
+    /// The corresponding C function is `xkb_state_serialize_mods`.
+    public var depressedMask: UInt32 { xkb_state_serialize_mods(pointer, XKB_STATE_MODS_DEPRESSED) }
+
+    /// Replaces the latched modifiers by `latched` and, of the locked ones, those in `replacing`
+    /// by `locked` (keys held, the layout and other locks such as Caps Lock are kept): sticky
+    /// keys. The corresponding C function is `xkb_state_update_mask`.
+    public func setSticky(latched: UInt32, locked: UInt32, replacing: UInt32) {
+        let depressed = xkb_state_serialize_mods(pointer, XKB_STATE_MODS_DEPRESSED)
+        let otherLocks = xkb_state_serialize_mods(pointer, XKB_STATE_MODS_LOCKED) & ~replacing
+        _ = xkb_state_update_mask(
+            pointer, depressed, latched, otherLocks | locked,
+            xkb_state_serialize_layout(pointer, XKB_STATE_LAYOUT_DEPRESSED),
+            xkb_state_serialize_layout(pointer, XKB_STATE_LAYOUT_LATCHED),
+            xkb_state_serialize_layout(pointer, XKB_STATE_LAYOUT_LOCKED))
+    }
+
     /// Sets exactly `modifiers` as held and `layout` as the locked layout, with no key down
     /// (for enumerating what each press would give). The corresponding C function is
     /// `xkb_state_update_mask`.

@@ -18,11 +18,15 @@ public final class Pipeline {
         public var deviceFilter: DeviceFilter
         public var presenceDebounceMilliseconds: Int
         public var presencePolicy: PresencePolicy
+        /// `[accessibility] sticky_keys`.
+        public var stickyKeys: Bool
 
         public init(
             emitKeys: Bool = false, compose: ComposeSource = .none, deviceFilter: DeviceFilter = DeviceFilter(),
-            presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, presencePolicy: PresencePolicy = .auto
+            presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, presencePolicy: PresencePolicy = .auto,
+            stickyKeys: Bool = false
         ) {
+            self.stickyKeys = stickyKeys
             self.emitKeys = emitKeys
             self.compose = compose
             self.deviceFilter = deviceFilter
@@ -65,7 +69,8 @@ public final class Pipeline {
     ) throws(KeymapError) {
         self.options = options
         self.geometry = geometry.map { KeyboardGeometry($0) }
-        self.mapper = try KeyMapper(keymap: keymap, options: KeyMapper.Options(wantsText: options.emitKeys, compose: options.compose))
+        self.mapper = try KeyMapper(keymap: keymap, options: KeyMapper.Options(wantsText: options.emitKeys, compose: options.compose,
+                                                                                 stickyKeys: options.stickyKeys))
         self.router = ChordRouter(table: table, scopes: scopes, textInputActive: textInputActive)
         self.presence = KeyboardPresence(debounceMilliseconds: options.presenceDebounceMilliseconds, policy: options.presencePolicy)
     }
@@ -191,7 +196,8 @@ public final class Pipeline {
             if let old = devices[id], old.dropping { droppingDevices -= 1 }
             devices[id] = Device(name: description.name, description: description, verdict: verdict)
             out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard,
-                               integration: verdict.isKeyboard ? verdict.integration : nil))
+                               integration: verdict.isKeyboard ? verdict.integration : nil,
+                               integrationReason: verdict.isKeyboard ? verdict.integrationReason : nil))
             if verdict.isKeyboard {
                 try? mapper.attach(id)
                 if let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {

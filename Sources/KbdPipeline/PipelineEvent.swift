@@ -5,8 +5,8 @@ public import KbdGeometry
 /// What the pipeline reports, in the order it happened. Sinks (replay output,
 /// socket subscribers, the log, command execution) consume these.
 public enum PipelineEvent: Sendable {
-    /// `integration` is set for keyboards.
-    case attach(time: EventTime, device: String, keyboard: Bool, integration: KeyboardIntegration?)
+    /// `integration` and why (`integrationReason`) are set for keyboards.
+    case attach(time: EventTime, device: String, keyboard: Bool, integration: KeyboardIntegration?, integrationReason: String? = nil)
     case detach(time: EventTime, device: String, keyboard: Bool)
     /// Carries typed text: only printed or sent when explicitly asked for.
     case key(KeyEvent, device: String)
@@ -22,7 +22,7 @@ public enum PipelineEvent: Sendable {
 
     public var time: EventTime {
         switch self {
-        case .attach(let t, _, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _), .ownedCommand(_, let t, _, _, _),
+        case .attach(let t, _, _, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _), .ownedCommand(_, let t, _, _, _),
             .presence(let t, _, _), .geometry(let t, _), .dropped(let t, _, _, _):
             return t
         case .key(let k, _): return k.time

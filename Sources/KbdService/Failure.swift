@@ -1,8 +1,8 @@
 public import KbdSystem
-public import KbdRecording
-public import KbdConfig
-public import KbdKeymap
-public import KbdCore
+import KbdRecording
+import KbdConfig
+import KbdKeymap
+import KbdCore
 
 /// Exit codes scripts can rely on (sysexits.h numbers), shared by `kbd-commandd`
 /// and `kbd-commandd-daemon`.

@@ -13,7 +13,6 @@ import KbdCommands
 import Glibc
 #endif
 
-/// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us.
 /// What identifies a file's content without reading it: a change of any of these is a
 /// new version (an editor's rename changes the inode, a write the times, chmod ctime).
 public struct FileStamp: Equatable, Sendable {
@@ -54,13 +53,82 @@ func maxClients(_ wanted: Int, logger: Logger) -> Int {
     return wanted
 }
 
+/// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over the system's keyboard
+/// configuration (`system`, /etc/default/keyboard: when none of those names anything) over us.
 /// Names given on the command line and in `XKB_DEFAULT_*` are checked against the rules' list
 /// (the config's were checked when it loaded) and judged by libxkbcommon: a keymap it cannot
 /// compile is one error with the list's nearest names or xkbcommon's reasons (at the config's
 /// `[keymap]` line when the names came from there), and so is an option it ignored; any other
 /// name the list omits but libxkbcommon compiles is used, and `warn` gets one line for it.
 public func compileKeymap(commandLine: KeymapNames, config: Config, environment: [String: String],
-                          warn: (String) -> Void = { _ in }) throws -> XkbKeymap {
+                          system: SystemKeyboard? = nil, warn: (String) -> Void = { _ in }) throws -> XkbKeymap {
+    try compileKeymapWithSource(commandLine: commandLine, config: config, environment: environment, system: system, warn: warn).keymap
+}
+
+/// Where the keymap's names came from, for `check`: `the command line`, `the config's [keymap]`,
+/// `XKB_DEFAULT_*`, the system file's path, or `the built-in default`, joined with "and".
+public func keymapSource(commandLine: KeymapNames, config: Config, environment: [String: String], systemUsed: SystemKeyboard?) -> String {
+    if let systemUsed { return systemUsed.path }
+    var parts: [String] = []
+    if !commandLine.isEmpty { parts.append("the command line") }
+    if !config.keymap.isEmpty { parts.append("the config's [keymap]") }
+    if !KeymapNames.fromEnvironment(environment).isEmpty { parts.append("XKB_DEFAULT_*") }
+    return parts.isEmpty ? "the built-in default" : parts.joined(separator: " and ")
+}
+
+/// The system file's names as far as they compile: a name libxkbcommon cannot use is dropped with a
+/// warning naming the file and line (never an error: the service starts); nil when nothing usable is left.
+func usableSystemKeymap(_ system: SystemKeyboard, warn: (String) -> Void) -> XkbKeymap? {
+    for w in system.warnings { warn(w) }
+    guard system.namesAnything else { return nil }
+    var names = system.names
+    let context = try? XkbContext()
+    func compile(_ n: KeymapNames) -> XkbKeymap? {
+        context.flatMap { try? XkbKeymap(context: $0, names: KeymapNames.resolve(commandLine: KeymapNames(), config: KeymapNames(), environment: [:], system: n)) }
+    }
+    func drop(_ field: String) {
+        switch field {
+        case "model": names.model = nil
+        case "layout": names.layout = nil; names.variant = nil
+        case "variant": names.variant = nil
+        default: names.options = nil
+        }
+    }
+    var compiled = compile(names)
+    // The rules' list is read only to explain a failure or to find an option xkbcommon ignored (it
+    // costs the resident service half a megabyte while held); a name it omits that compiles is the
+    // system's own choice and is used without a word.
+    if compiled == nil || (compiled?.ignoredOptions.isEmpty == false) {
+        let problems = XkbRulesList.load(rules: nil)?.problems(names) ?? []
+        let judged = XkbRulesList.judge(problems, compiled: compiled)
+        for p in judged.errors {
+            let variable = SystemKeyboard.variable(field: p.field)
+            warn("\(system.location(variable)): \(variable): \(p.message); ignoring it")
+            drop(p.field)
+        }
+        if !judged.errors.isEmpty { compiled = compile(names) }
+    }
+    guard let compiled else {
+        warn("\(system.path): cannot compile a keymap from \(names.description); ignoring the file (using us)")
+        return nil
+    }
+    return names.isEmpty ? nil : compiled
+}
+
+/// `compileKeymap`, and where the names came from (`keymapSource`).
+public func compileKeymapWithSource(commandLine: KeymapNames, config: Config, environment: [String: String],
+                                    system: SystemKeyboard? = nil, warn: (String) -> Void = { _ in }) throws -> (keymap: XkbKeymap, source: String) {
+    if let system, KeymapNames.usesSystem(commandLine: commandLine, config: config.keymap, environment: environment),
+       let keymap = usableSystemKeymap(system, warn: warn) {
+        return (keymap, system.path)
+    }
+    let source = keymapSource(commandLine: commandLine, config: config, environment: environment, systemUsed: nil)
+    return (try compileUserKeymap(commandLine: commandLine, config: config, environment: environment, warn: warn), source)
+}
+
+/// The keymap from the command line, the config and the environment (checked strictly).
+func compileUserKeymap(commandLine: KeymapNames, config: Config, environment: [String: String],
+                       warn: (String) -> Void) throws -> XkbKeymap {
     let resolved = KeymapNames.resolve(commandLine: commandLine, config: config.keymap, environment: environment)
     // Only what the environment decides (nothing above it names that field).
     let e = KeymapNames.fromEnvironment(environment), c = config.keymap
@@ -134,30 +202,36 @@ public enum Service {
         loader(files: .single(configPath), keymap: keymapNames, environment: environment, warn: warn)
     }
 
+    /// The same with the system's keyboard configuration (`SystemKeyboard.path(environment:)`)
+    /// read at each load, for when nothing else names a keymap.
+
     /// The same for a main file and its drop-ins: parsed again when any file changed, or a
     /// drop-in came or went.
     public static func loader(files: ConfigFiles, keymap keymapNames: KeymapNames, environment: [String: String],
                               warn: @escaping (String) -> Void = { _ in })
         -> () throws -> KeyboardDaemon.Loaded
     {
+        let systemPath = SystemKeyboard.path(environment: environment)
         // A reload compiles the keymap again only when the names changed (a flood of reload
         // requests must not compile one keymap each).
-        var lastKeymap: XkbKeymap?
+        var lastKeymap: (config: KeymapNames, system: SystemKeyboard?, keymap: XkbKeymap)?
         // Nor parse a file that did not change since it last loaded (same inode, size,
         // modification and change times): a reload request costs a stat then.
-        var lastLoad: (stamp: [FileStamp?], paths: [String], loaded: KeyboardDaemon.Loaded)?
+        var lastLoad: (stamp: [FileStamp?], paths: [String], system: FileStamp?, loaded: KeyboardDaemon.Loaded)?
         return {
             let paths = files.paths()
+            // The system file is stamped too (a missing one as nil, which is a version of its own).
             let stamp = paths.map { FileStamp(path: $0) }
-            if let last = lastLoad, !stamp.contains(nil), last.stamp == stamp, last.paths == paths { return last.loaded }
+            let systemStamp = systemPath.flatMap { FileStamp(path: $0) }
+            if let last = lastLoad, !stamp.contains(nil), last.stamp == stamp, last.paths == paths, last.system == systemStamp { return last.loaded }
             let config = try ConfigLoader.load(files, trust: .strict)
-            let names = KeymapNames.resolve(commandLine: keymapNames, config: config.keymap, environment: environment)
+            let system = systemPath.flatMap { SystemKeyboard.load(path: $0) }
             let keymap: XkbKeymap
-            if let last = lastKeymap, last.names == names.overlaying(.builtIn) {
-                keymap = last
+            if let last = lastKeymap, last.config == config.keymap, last.system == system {
+                keymap = last.keymap
             } else {
-                keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment, warn: warn)
-                lastKeymap = keymap
+                keymap = try compileKeymap(commandLine: keymapNames, config: config, environment: environment, system: system, warn: warn)
+                lastKeymap = (config.keymap, system, keymap)
             }
             // Two chords that are one press on this keymap: only one could fire (as `check` says).
             let conflicts = ConfigLoader.samePressConflicts(config.table, keymap: keymap)
@@ -165,7 +239,7 @@ public enum Service {
             // Programs that cannot work as the service runs them (issue 27), as `check` says.
             for w in ConfigLoader.sessionProgramWarnings(config.table) + ConfigLoader.shellSyntaxWarnings(config.table) { warn(w.description) }
             let loaded = KeyboardDaemon.Loaded(config: config, keymap: keymap)
-            if !stamp.contains(nil) { lastLoad = (stamp, paths, loaded) }
+            if !stamp.contains(nil) { lastLoad = (stamp, paths, systemStamp, loaded) }
             return loaded
     }
     }

@@ -1,6 +1,6 @@
 public import KbdKeymap
 public import KbdConfig
-public import KbdDaemon
+import KbdDaemon
 
 /// The options of the service (`kbd-commandd run …`, which executes
 /// `kbd-commandd-daemon …`). Parsed by hand: the service binary links neither
@@ -155,6 +155,11 @@ public struct ServiceOptions: Equatable, Sendable {
         Without --config it reads /etc/kbd-commandd/config.toml and then the drop-ins
         /etc/kbd-commandd/config.d/*.toml in name order (KBD_COMMANDD_CONFIG_DIR replaces
         /etc/kbd-commandd). Under systemd it sends READY=1, RELOADING=1 and STOPPING=1.
+
+        The keymap: --layout and the other keymap options, else the config's [keymap], else
+        XKB_DEFAULT_*, else the system's keyboard configuration /etc/default/keyboard (read at
+        start and on reload; KBD_COMMANDD_SYSTEM_KEYBOARD names another file, empty none; a bad
+        value in it is a warning with the file and line), else us.
 
         The control socket (JSON Lines) defaults to /run/kbd-commandd/socket as root, else
         $XDG_RUNTIME_DIR/kbd-commandd.socket. Logged: device events, commands with their titles,

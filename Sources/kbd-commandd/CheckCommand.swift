@@ -27,6 +27,10 @@ struct CheckCommand: ParsableCommand {
             service's config, programs that need a desktop session (wpctl, grim, notify-send, \
             terminals): those belong in your agent config.
 
+            The summary says where the keymap came from: the command line, the config's [keymap], \
+            XKB_DEFAULT_*, the system's keyboard configuration (/etc/default/keyboard, read when \
+            none of those names a keymap), or the built-in default (us).
+
             Without --config it checks what the service reads: /etc/kbd-commandd/config.toml and \
             the drop-ins /etc/kbd-commandd/config.d/*.toml, merged in name order. With --agent it \
             checks your session agent's config ($XDG_CONFIG_HOME/kbd-commandd/config.toml, else \
@@ -74,7 +78,7 @@ struct CheckCommand: ParsableCommand {
             }
             if agent { refused += ConfigLoader.agentConfigProblems(loaded) }
             if !refused.isEmpty { throw ConfigError(problems: refused) }
-            let keymap = try keymapOptions.keymap(config: loaded, environment: ProcessEnvironment.current())
+            let (keymap, source) = try keymapOptions.keymapWithSource(config: loaded, environment: ProcessEnvironment.current())
             let table = loaded.table
             // Chords that differ in text but are one press on this layout: only one could fire.
             let conflicts = ConfigLoader.samePressConflicts(table, keymap: keymap)
@@ -87,7 +91,7 @@ struct CheckCommand: ParsableCommand {
             }
             let stdout = FileOutput.standardOutput()
             let sequences = table.commands.filter(\.isSequence).count
-            let layouts = "\(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", "))".escapingControlCharacters
+            let layouts = "\(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", ")) (from \(source))".escapingControlCharacters
             stdout.write("\(paths.joined(separator: ", ").escapingControlCharacters): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(layouts)\n")
             try stdout.flush()
         }

@@ -14,11 +14,13 @@ struct DevicesCommand: ParsableCommand {
         discussion: """
             A keyboard has the key block KEY_ESC…KEY_S (as udev's input_id decides); power buttons, \
             headsets, mice and tablet pads are not keyboards. Each keyboard is internal (built in: \
-            bus i8042 or host, or udev's ID_INTEGRATION=internal) or external (USB, Bluetooth, \
-            anything else). Devices with a lid or tablet-mode switch are switches: the service reads \
-            them for presence, never as keyboards. [devices] include/exclude and internal/external \
-            in the config (names or vendor:product) override the verdicts. With FILE arguments, \
-            classifies evemu recordings' device descriptions instead of live nodes.
+            bus i8042 or host, or udev's ID_INTEGRATION=internal), virtual (a program's: a uinput \
+            device, BUS_VIRTUAL, or a known remapper's keyboard by id or name, such as keyd's \
+            0fac:0ade; it never counts for presence) or external (USB, Bluetooth, anything else), \
+            with the reason. Devices with a lid or tablet-mode switch are switches: the service reads \
+            them for presence, never as keyboards. [devices] include/exclude and \
+            internal/external/virtual in the config (names or vendor:product) override the verdicts. \
+            With FILE arguments, classifies evemu recordings' device descriptions instead of live nodes.
 
             Examples:
               kbd-commandd devices

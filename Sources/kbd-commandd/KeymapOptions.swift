@@ -26,11 +26,18 @@ struct KeymapOptions: ParsableArguments {
         KeymapNames(rules: rules, model: model, layout: layout, variant: variant, options: options)
     }
 
-    /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over us. Names the
-    /// rules' list omits but libxkbcommon compiles are used, with a warning on stderr.
+    /// Compiles the keymap: command line over config over `XKB_DEFAULT_*` over the system's
+    /// keyboard configuration (/etc/default/keyboard, or $KBD_COMMANDD_SYSTEM_KEYBOARD) over us.
+    /// Names the rules' list omits but libxkbcommon compiles are used, with a warning on stderr.
     func keymap(config: Config, environment: [String: String]) throws -> XkbKeymap {
+        try keymapWithSource(config: config, environment: environment).keymap
+    }
+
+    /// The keymap and where its names came from.
+    func keymapWithSource(config: Config, environment: [String: String]) throws -> (keymap: XkbKeymap, source: String) {
         let stderr = FileOutput.standardError()
-        return try compileKeymap(commandLine: names, config: config, environment: environment) { warning in
+        let system = SystemKeyboard.path(environment: environment).flatMap { SystemKeyboard.load(path: $0) }
+        return try compileKeymapWithSource(commandLine: names, config: config, environment: environment, system: system) { warning in
             stderr.write("Warning: \(warning.escapingControlCharacters)\n")
         }
     }

@@ -23,7 +23,9 @@ struct MonitorCommand: ParsableCommand {
             For every key press (not releases or repeats) prints one line: the device, the evdev \
             code (KEY_T 20), the keysym the key produces, the chord text to paste into a config's \
             keys = "…" (Ctrl+Shift+T, XF86AudioRaiseVolume), and the command the current config \
-            would fire, if any. Modifier keys alone print no chord.
+            would fire, if any. Modifier keys alone print no chord. With sticky keys on \
+            ([accessibility] sticky_keys = true) a line shows the modifiers latched and locked \
+            each time they change.
 
             It shows key presses, so what you type appears on screen, printable keys included \
             (binding them needs their names). It prints nothing else: no log, no file. Without \
@@ -71,7 +73,7 @@ struct MonitorCommand: ParsableCommand {
             }
             let keymap = try keymapOptions.keymap(config: loaded, environment: environment)
             let pipeline = try Pipeline(keymap: keymap, table: loaded.table, scopes: splitList(scope), textInputActive: false,
-                                        options: Pipeline.Options(emitKeys: true, deviceFilter: loaded.devices))
+                                        options: Pipeline.Options(emitKeys: true, deviceFilter: loaded.devices, stickyKeys: loaded.stickyKeys))
             let stdout = FileOutput.standardOutput()
             let configName = loaded.table.commands.isEmpty && config == nil && loaded.path == Config.empty().path ? "no config" : files.description
             FileOutput.standardError().write("kbd-commandd monitor shows every key you press (what you type appears here); it logs nothing and writes no file. Commands from \(configName.escapingControlCharacters); they are not run. Ctrl+C stops.\n")
@@ -156,17 +158,30 @@ struct MonitorPrinter {
     let output: FileOutput
     /// The last press printed, to append the command it fired.
     private var pending: String?
+    /// Sticky keys' latched and locked modifiers last shown, per device.
+    private var sticky: [String: (latched: ModifierSet, locked: ModifierSet)] = [:]
+    /// A sticky-keys line to print after the pending press.
+    private var stickyLine: String?
 
     init(output: FileOutput) { self.output = output }
 
     mutating func print(_ events: [PipelineEvent]) {
         for event in events {
             switch event {
-            case .key(let key, let device) where key.state == .press:
-                flush()
-                var line = "\"\(device)\"  \(key.codeName) (\(key.code))  keysym \(key.keysym.name)"
-                line += key.isModifierKey ? "  (modifier)" : "  chord \(key.chord.description)"
-                pending = line
+            case .key(let key, let device):
+                if key.state == .press {
+                    flush()
+                    var line = "\"\(device)\"  \(key.codeName) (\(key.code))  keysym \(key.keysym.name)"
+                    line += key.isModifierKey ? "  (modifier)" : "  chord \(key.chord.description)"
+                    pending = line
+                }
+                let last = sticky[device] ?? ([], [])
+                if key.stickyLatched != last.latched || key.stickyLocked != last.locked {
+                    sticky[device] = (key.stickyLatched, key.stickyLocked)
+                    if pending == nil { flush() }
+                    stickyLine = "\"\(device)\"  sticky keys: latched \(Self.names(key.stickyLatched)), locked \(Self.names(key.stickyLocked))"
+                    if pending == nil { flush() }
+                }
             case .command(_, _, let command, _):
                 let text = "  → command \(command.id) \"\(command.title)\" (\(command.scope))"
                 if let p = pending {
@@ -174,7 +189,7 @@ struct MonitorPrinter {
                 } else {
                     output.write((text.dropFirst(2) + "\n").escapingControlCharacters(keepingNewline: true))
                 }
-            case .attach(_, let device, let keyboard, _):
+            case .attach(_, let device, let keyboard, _, _):
                 flush()
                 output.write("attach \"\(device)\"\(keyboard ? "" : " (not a keyboard)")\n".escapingControlCharacters(keepingNewline: true))
             case .detach(_, let device, _):
@@ -188,10 +203,17 @@ struct MonitorPrinter {
     }
 
     private mutating func flush() {
-        guard let line = pending else { return }
-        output.write(line.escapingControlCharacters + "\n")
-        pending = nil
+        if let line = pending {
+            output.write(line.escapingControlCharacters + "\n")
+            pending = nil
+        }
+        if let line = stickyLine {
+            output.write(line.escapingControlCharacters + "\n")
+            stickyLine = nil
+        }
     }
+
+    private static func names(_ set: ModifierSet) -> String { set.isEmpty ? "none" : set.names.joined(separator: "+") }
 }
 
 private extension StringProtocol {

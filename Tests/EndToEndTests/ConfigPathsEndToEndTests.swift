@@ -58,7 +58,7 @@ struct ConfigPathsEndToEndTests {
         defer { Self.remove(root) }
         let check = runTool(["check"], environment: Self.environment(root))
         #expect(check.status == 0, "\(check.stderr)")
-        #expect(check.stdout == "\(root)/config.toml, \(root)/config.d/10-term.toml, \(root)/config.d/20-media.toml: OK: 3 commands (0 sequences) in 1 scopes; keymap us English (US)\n")
+        #expect(check.stdout == "\(root)/config.toml, \(root)/config.d/10-term.toml, \(root)/config.d/20-media.toml: OK: 3 commands (0 sequences) in 1 scopes; keymap us English (US) (from the config's [keymap])\n")
         let commands = runTool(["commands", "--format", "json"], environment: Self.environment(root))
         #expect(commands.status == 0)
         // File order: the main file's commands first, then each drop-in's.

@@ -97,13 +97,13 @@ struct DaemonEndToEndTests {
         let r = runTool(["devices"] + files)
         #expect(r.status == 0)
         #expect(r.lines.filter { $0.hasPrefix("    ") } == [
-            "    keyboard (internal): has KEY_ESC…KEY_S",
+            "    keyboard (internal: bus i8042): has KEY_ESC…KEY_S",
             "    switch: switch device (SW_TABLET_MODE)",
             "    switch: switch device (SW_LID)",
-            "    keyboard (external): has KEY_ESC…KEY_S",
+            "    keyboard (external: bus USB): has KEY_ESC…KEY_S",
         ])
         let json = runTool(["devices", "--format", "json"] + files)
-        #expect(json.lines[0].contains(#""keyboard":true,"reason":"has KEY_ESC…KEY_S","integration":"internal""#))
+        #expect(json.lines[0].contains(#""keyboard":true,"reason":"has KEY_ESC…KEY_S","integration":"internal","integration_reason":"bus i8042""#))
         #expect(json.lines[1].contains(#""keyboard":false,"reason":"switch device (SW_TABLET_MODE)","switch":true"#))
     }
 

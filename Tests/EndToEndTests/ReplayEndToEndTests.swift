@@ -24,13 +24,13 @@ struct ReplayEndToEndTests {
         #expect(r.status == 0)
         #expect(r.stderr == "")
         #expect(r.lines == [
-            #"{"event":"attach","time":1473280906.938344,"device":"ctrl-alt-f1.evemu","keyboard":true,"integration":"external"}"#,
+            #"{"event":"attach","time":1473280906.938344,"device":"ctrl-alt-f1.evemu","keyboard":true,"integration":"external","integration_reason":"bus USB"}"#,
             #"{"event":"presence","time":1473280906.938344,"hardware_keyboard":true,"reason":"external keyboard"}"#,
             #"{"event":"chord","time":1473280907.354371,"device":"ctrl-alt-f1.evemu","chord":"Ctrl+Alt+F1"}"#,
             #"{"event":"command","time":1473280907.354371,"id":"console-1","title":"Switch to console 1","scope":"global","chord":"Ctrl+Alt+F1"}"#,
             #"{"event":"detach","time":1473280907.602389,"device":"ctrl-alt-f1.evemu","keyboard":true}"#,
             #"{"event":"presence","time":1473280908.102389,"hardware_keyboard":false,"reason":"no keyboard"}"#,
-            #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external"}"#,
+            #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external","integration_reason":"bus USB"}"#,
             #"{"event":"presence","time":1498157316.454215,"hardware_keyboard":true,"reason":"external keyboard"}"#,
             #"{"event":"chord","time":1498157316.822214,"device":"super-up.evemu","chord":"Super+Up"}"#,
             #"{"event":"command","time":1498157316.822214,"id":"maximize","title":"Maximize window","scope":"global","chord":"Super+Up"}"#,
@@ -95,7 +95,7 @@ struct ReplayEndToEndTests {
         #expect(times.contains { $0.hasPrefix("50795552.") || $0.hasPrefix("50795553.") }, "\(times)")
         #expect(!times.contains { $0.hasPrefix("1498157316") || $0.hasPrefix("1548952869") })
         let json = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml", "--format", "json"])
-        #expect(json.lines.first == #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external"}"#)
+        #expect(json.lines.first == #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external","integration_reason":"bus USB"}"#)
         // The Logitech recording starts at 0.000001: its first line is 0.000000 in text too.
         let k400 = runTool(["replay", Paths.examples + "/recordings/logitech-k400-ctrl-c.evemu", "--config", Paths.examples + "/commands.toml"])
         #expect(k400.lines.dropFirst().first?.hasPrefix("0.000000 ") == true, "\(k400.lines)")
@@ -163,7 +163,7 @@ struct ReplayEndToEndTests {
     @Test func checkAcceptsTheExample() {
         let r = runTool(["check", "--config", Paths.examples + "/commands.toml"])
         #expect(r.status == 0)
-        #expect(r.stdout.hasSuffix("OK: 7 commands (1 sequences) in 2 scopes; keymap us English (US)\n"))
+        #expect(r.stdout.hasSuffix("OK: 7 commands (1 sequences) in 2 scopes; keymap us English (US) (from the config's [keymap])\n"))
     }
 
     @Test func commandsListsByScopeMostSpecificFirst() {

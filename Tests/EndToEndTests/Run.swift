@@ -39,7 +39,11 @@ enum Paths {
 }
 
 /// Runs the executable with `arguments`, capturing stdout and stderr through temporary files.
-func runTool(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"], executable: String = Paths.executable) -> RunResult {
+/// The default environment names no system keyboard file, so a machine's /etc/default/keyboard
+/// does not change what the tests expect (the system-keymap tests give their own files).
+let testEnvironment = ["LANG": "en_US.UTF-8", "KBD_COMMANDD_SYSTEM_KEYBOARD": ""]
+
+func runTool(_ arguments: [String], environment: [String: String] = testEnvironment, executable: String = Paths.executable) -> RunResult {
     var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
     guard mkdtemp(&template) != nil else { fatalError("mkdtemp failed") }
     let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -90,7 +94,7 @@ final class RunningTool {
 
     /// `brokenStderr`: standard error is a pipe whose reader is already gone (a log
     /// reader that went away), so every write to it fails with EPIPE.
-    init(_ arguments: [String], environment: [String: String] = ["LANG": "en_US.UTF-8"], brokenStderr: Bool = false) {
+    init(_ arguments: [String], environment: [String: String] = testEnvironment, brokenStderr: Bool = false) {
         var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
         _ = mkdtemp(&template)
         dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

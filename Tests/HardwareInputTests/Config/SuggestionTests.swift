@@ -40,9 +40,9 @@ import Testing
         ("[[command]]\nid = \"a\"\ntitel = \"A\"\nkeys = \"Ctrl+A\"\n",
          "k.toml:3: unknown key 'titel' in [[command]] (did you mean 'title'?); expected one of id, title, keys, scope, repeat, priority_over_text_input, run"),
         ("[keymapp]\nlayout = \"us\"\n",
-         "k.toml:1: unknown section 'keymapp' (did you mean 'keymap'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input]"),
+         "k.toml:1: unknown section 'keymapp' (did you mean 'keymap'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility]"),
         ("[devices]\ngrap = true\n",
-         "k.toml:2: unknown key 'devices.grap' (did you mean 'grab'?); expected include, exclude, internal, external or grab"),
+         "k.toml:2: unknown key 'devices.grap' (did you mean 'grab'?); expected include, exclude, internal, external, virtual or grab"),
     ])
     func tomlAndKeymapNames(_ text: String, _ expected: String) {
         do {

@@ -94,7 +94,7 @@ struct ControlSocketTests {
         let commands = exchange(h, c, #"{"request":"list_commands"}"#)
         #expect(commands.first?.hasPrefix(#"{"reply":"list_commands","ok":true,"commands":[{"scope":"editor","id":"editor-save""#) == true)
         let devices = exchange(h, c, #"{"request":"list_devices"}"#)
-        #expect(devices == [#"{"reply":"list_devices","ok":true,"devices":[{"path":"/dev/input/event2","name":"Logitech K400 Plus","keyboard":true,"reason":"has KEY_ESC…KEY_S (keyboard with a pointer)","integration":"external","open":true},{"path":"/dev/input/event3","name":"Ultrathin Touch Mouse","keyboard":false,"reason":"a mouse that advertises keyboard keys (name says mouse)","open":false}]}"#])
+        #expect(devices == [#"{"reply":"list_devices","ok":true,"devices":[{"path":"/dev/input/event2","name":"Logitech K400 Plus","keyboard":true,"reason":"has KEY_ESC…KEY_S (keyboard with a pointer)","integration":"external","integration_reason":"bus USB","open":true},{"path":"/dev/input/event3","name":"Ultrathin Touch Mouse","keyboard":false,"reason":"a mouse that advertises keyboard keys (name says mouse)","open":false}]}"#])
     }
 
     @Test(arguments: [

@@ -251,12 +251,12 @@ private extension String {
     @Test func tabletModeLidAndAUSBKeyboard() throws {
         let lines = try Self.replay()
         #expect(lines == [
-            #"{"event":"attach","time":1.000000,"device":"AT Translated Set 2 keyboard","keyboard":true,"integration":"internal"}"#,
+            #"{"event":"attach","time":1.000000,"device":"AT Translated Set 2 keyboard","keyboard":true,"integration":"internal","integration_reason":"bus i8042"}"#,
             #"{"event":"presence","time":1.000000,"hardware_keyboard":true,"reason":"internal keyboard"}"#,
             #"{"event":"attach","time":2.000000,"device":"HP WMI hotkeys","keyboard":false}"#,
             #"{"event":"presence","time":2.500000,"hardware_keyboard":false,"reason":"tablet mode"}"#,
             #"{"event":"command","time":2.720000,"id":"save","title":"save","scope":"global","chord":"Ctrl+S"}"#,
-            #"{"event":"attach","time":3.000000,"device":"Lenovo ThinkPad Compact USB Keyboard with TrackPoint","keyboard":true,"integration":"external"}"#,
+            #"{"event":"attach","time":3.000000,"device":"Lenovo ThinkPad Compact USB Keyboard with TrackPoint","keyboard":true,"integration":"external","integration_reason":"bus USB"}"#,
             #"{"event":"presence","time":3.000000,"hardware_keyboard":true,"reason":"external keyboard"}"#,
             #"{"event":"presence","time":4.550000,"hardware_keyboard":false,"reason":"tablet mode"}"#,
             #"{"event":"presence","time":5.000000,"hardware_keyboard":true,"reason":"internal keyboard"}"#,
@@ -349,7 +349,7 @@ private extension String {
     @Test(arguments: [
         ("[settings]\npresence = \"tablet\"", "p.toml:2: settings.presence: expected one of \"auto\", \"external-only\", \"any-keyboard\""),
         ("[devices]\ninternal = \"AT keyboard\"", "p.toml:2: devices.internal: expected an array of device names or \"vendor:product\" ids"),
-        ("[devices]\nbuiltin = []", "p.toml:2: unknown key 'devices.builtin'; expected include, exclude, internal, external or grab"),
+        ("[devices]\nbuiltin = []", "p.toml:2: unknown key 'devices.builtin'; expected include, exclude, internal, external, virtual or grab"),
     ])
     func badValuesNameTheLine(_ text: String, _ message: String) {
         #expect(throws: ConfigError.self) { try ConfigLoader.parse(text, path: "p.toml") }
