@@ -26,6 +26,11 @@ let serviceLinkFlags = [
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/kbd-commandd-daemon/functions.order",
     "-Xlinker", "--no-warn-symbol-ordering",
+    // An executable exports nothing: the 4,200 public symbols of our modules in .dynsym,
+    // .dynstr and .gnu.hash were consulted by the loader for every symbol the shared libraries
+    // looked up (resident pages for nothing; the Swift runtime finds metadata through its
+    // own sections, not dlsym).
+    "-Xlinker", "--no-export-dynamic",
 ]
 
 /// The agent's release link: static standard library, packed relocations (its idle memory
@@ -34,6 +39,7 @@ let agentLinkFlags = [
     "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/kbd-commandd-agent/functions.order",
     "-Xlinker", "--no-warn-symbol-ordering",
+    "-Xlinker", "--no-export-dynamic",  // as the service's: nothing to export
 ]
 
 /// The command-line tool's release link: the Swift runtime and FoundationEssentials (which the

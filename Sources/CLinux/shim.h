@@ -27,6 +27,10 @@ static inline int kbd_peer_credentials(int fd, struct kbd_peer *out) {
     return r;
 }
 
+#include <malloc.h>
+/* Returns the heap's free pages to the kernel (glibc trims only the heap's top by itself). */
+static inline int kbd_malloc_trim(void) { return malloc_trim(0); }
+
 #include <spawn.h>
 /* glibc >= 2.34 (declared only under _GNU_SOURCE): close every descriptor from `from` up
    in the child, through close_range(2). */

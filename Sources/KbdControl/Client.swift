@@ -172,9 +172,24 @@ public struct ControlClientError: Error, Sendable, Equatable, CustomStringConver
 
 /// Who may serve the control socket for a client.
 public enum ServerTrust {
-    /// The service's user, `kbd-commandd`, when it exists (besides root and the caller).
-    public static func serviceUIDs() -> [UInt32] {
-        getpwnam("kbd-commandd").map { [$0.pointee.pw_uid] } ?? []
+    /// The service's user, `kbd-commandd`, when it exists (besides root and the caller). The
+    /// package creates it as a system account in /etc/passwd, which is read directly: going
+    /// through NSS (getpwnam) would load libnss_systemd into the resident agent (about 300 KiB)
+    /// for one lookup per connection. Only when /etc/passwd cannot be read does NSS answer.
+    public static func serviceUIDs(passwd: String = "/etc/passwd") -> [UInt32] {
+        guard let bytes = try? readWholeFile(path: passwd, limit: 8 << 20) else {
+            return getpwnam("kbd-commandd").map { [$0.pointee.pw_uid] } ?? []
+        }
+        return uids(of: "kbd-commandd", inPasswd: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The uid of `name` in the text of a passwd file (`name:x:uid:gid:…` lines).
+    static func uids(of name: String, inPasswd text: String) -> [UInt32] {
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false)
+            if fields.count >= 3, fields[0] == name, let uid = UInt32(fields[2]) { return [uid] }
+        }
+        return []
     }
 
     /// Why the server on `fd` is not trusted, or nil: it must run as root, as one of

@@ -5,8 +5,11 @@ import KbdCommands
 import KbdPipeline
 import KbdRecording
 import KbdConfig
-import KbdControl
+@testable import KbdControl
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 24: the wire has one typed home (KbdControl), used by both ends. Each request
 /// encodes back to itself, every reply the session gives decodes to itself, and every event
@@ -180,6 +183,15 @@ import Testing
         #expect(ServerTrust.refusal(serverUID: 999, path: "/s", trusted: [999], own: 1000) == nil)
         #expect(ServerTrust.refusal(serverUID: 1006, path: "/s", trusted: [999], own: 1000)
                 == "/s is served by uid 1006, not by root, kbd-commandd or you (uid 1000); not trusting it")
+    }
+
+    /// The service's uid from a passwd file, without NSS (which would load libnss_systemd into
+    /// the resident agent).
+    @Test func theServicesUIDComesFromThePasswdFile() throws {
+        let text = "root:x:0:0:root:/root:/bin/bash\nkbd-commandd-old:x:5:5::/:/bin/false\nkbd-commandd:x:998:997:kbd-commandd:/nonexistent:/usr/sbin/nologin\n"
+        #expect(ServerTrust.uids(of: "kbd-commandd", inPasswd: text) == [998])
+        #expect(ServerTrust.uids(of: "nobody", inPasswd: text) == [])
+        #expect(ServerTrust.serviceUIDs(passwd: "/etc/passwd") == (getpwnam("kbd-commandd").map { [$0.pointee.pw_uid] } ?? []))
     }
 
     /// Issue 25 item 7: a server that accepts and closes at once used to get a reconnect every
