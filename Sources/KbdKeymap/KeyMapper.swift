@@ -36,7 +36,7 @@ public final class KeyMapper {
     }
 
     private final class DeviceKeyboard {
-        let state: XkbState
+        var state: XkbState
         let compose: ComposeState?
         /// Keys down, in the order they went down.
         var down: [UInt16] = []
@@ -52,7 +52,10 @@ public final class KeyMapper {
     }
 
     public private(set) var keymap: XkbKeymap
-    public let options: Options
+    public private(set) var options: Options
+    /// The layout locked in every device's state (the desktop's active layout); nil: each
+    /// device starts at the first layout and switches with its own keys.
+    public private(set) var lockedLayout: Int?
     private let composeTable: ComposeTable?
     private var devices = DeviceMap<DeviceKeyboard>()
     public private(set) var counters = Counters()
@@ -71,6 +74,47 @@ public final class KeyMapper {
         devices[device] = DeviceKeyboard(
             state: try XkbState(keymap: keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
             sticky: options.stickyKeys)
+        if let lockedLayout { devices[device]?.state.lockLayout(lockedLayout) }
+    }
+
+    /// Maps keys with `keymap` from now on (a desktop's keymap, or the service's own back),
+    /// with `layout` locked (nil: the first layout, for a new keymap; unchanged otherwise).
+    /// The same keymap object keeps each device's state and only locks the layout; another
+    /// gets fresh states holding the same keys down (the keycodes do not change), with
+    /// compose sequences and sticky latches reset. Never on the per-event path: the mapping
+    /// reads `keymap` as before.
+    public func setKeymap(_ keymap: XkbKeymap, layout: Int?) throws(KeymapError) {
+        let changed = keymap !== self.keymap
+        if changed {
+            for (_, kbd) in devices.entries {
+                let state = try XkbState(keymap: keymap)
+                for code in kbd.down { state.update(code: code, down: true) }
+                kbd.state = state
+                kbd.compose?.reset()
+                if kbd.sticky != nil { kbd.sticky = StickyKeys() }
+                kbd.stickyLockMask = 0
+            }
+            self.keymap = keymap
+        }
+        let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
+        lockedLayout = layout
+        if let layout { for (_, kbd) in devices.entries { kbd.state.lockLayout(layout) } }
+    }
+
+    /// Turns sticky keys on or off for every device (the desktop's setting); turned off,
+    /// what they latched or locked is released.
+    public func setStickyKeys(_ on: Bool) {
+        guard on != options.stickyKeys else { return }
+        options.stickyKeys = on
+        for (_, kbd) in devices.entries {
+            if on {
+                kbd.sticky = StickyKeys()
+            } else if kbd.sticky != nil {
+                kbd.state.setSticky(latched: 0, locked: 0, replacing: kbd.stickyLockMask)
+                kbd.sticky = nil
+                kbd.stickyLockMask = 0
+            }
+        }
     }
 
     /// Keys the device holds, in press order.
