@@ -509,7 +509,7 @@ public final class KeyboardDaemon {
             case .keymap(let keymap): applyDesktopKeymap(keymap)
             case .stickyKeys(let on):
                 pipeline.setStickyKeys(on)
-                logger.info("sticky keys \(pipeline.mapper.options.stickyKeys ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))")
+                logger.info("sticky keys \(pipeline.mapper.stickyKeysOn ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))")
             case .subscribe(_, let kinds): client.subscriptions = kinds
             case .reload: reload = true
             case .log(.debug, let message): logger.debug("\(message)")

@@ -36,7 +36,7 @@ public final class KeyMapper {
     }
 
     private final class DeviceKeyboard {
-        var state: XkbState
+        let state: XkbState
         let compose: ComposeState?
         /// Keys down, in the order they went down.
         var down: [UInt16] = []
@@ -49,10 +49,24 @@ public final class KeyMapper {
             self.compose = compose
             self.sticky = sticky ? StickyKeys() : nil
         }
+
+        /// The same keyboard on a new state (another keymap): the keys held stay held,
+        /// compose and sticky latches start over.
+        init(moving old: DeviceKeyboard, to state: XkbState) {
+            self.state = state
+            compose = old.compose
+            compose?.reset()
+            down = old.down
+            sticky = old.sticky == nil ? nil : StickyKeys()
+            for code in down { state.update(code: code, down: true) }
+        }
     }
 
     public private(set) var keymap: XkbKeymap
-    public private(set) var options: Options
+    /// The options it was made with (`stickyKeysOn` says whether sticky keys are on now).
+    public let options: Options
+    /// Whether sticky keys are on now (the config's, or the desktop's setting).
+    public private(set) var stickyKeysOn: Bool
     /// The layout locked in every device's state (the desktop's active layout); nil: each
     /// device starts at the first layout and switches with its own keys.
     public private(set) var lockedLayout: Int?
@@ -63,6 +77,7 @@ public final class KeyMapper {
     public init(keymap: XkbKeymap, options: Options = Options()) throws(KeymapError) {
         self.keymap = keymap
         self.options = options
+        self.stickyKeysOn = options.stickyKeys
         switch options.compose {
         case .none: composeTable = nil
         default: composeTable = try ComposeTable(context: keymap.context, source: options.compose)
@@ -73,7 +88,7 @@ public final class KeyMapper {
     public func attach(_ device: DeviceID) throws(KeymapError) {
         devices[device] = DeviceKeyboard(
             state: try XkbState(keymap: keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
-            sticky: options.stickyKeys)
+            sticky: stickyKeysOn)
         if let lockedLayout { devices[device]?.state.lockLayout(lockedLayout) }
     }
 
@@ -86,13 +101,8 @@ public final class KeyMapper {
     public func setKeymap(_ keymap: XkbKeymap, layout: Int?) throws(KeymapError) {
         let changed = keymap !== self.keymap
         if changed {
-            for (_, kbd) in devices.entries {
-                let state = try XkbState(keymap: keymap)
-                for code in kbd.down { state.update(code: code, down: true) }
-                kbd.state = state
-                kbd.compose?.reset()
-                if kbd.sticky != nil { kbd.sticky = StickyKeys() }
-                kbd.stickyLockMask = 0
+            for (id, kbd) in devices.entries {
+                devices[id] = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
             }
             self.keymap = keymap
         }
@@ -104,8 +114,8 @@ public final class KeyMapper {
     /// Turns sticky keys on or off for every device (the desktop's setting); turned off,
     /// what they latched or locked is released.
     public func setStickyKeys(_ on: Bool) {
-        guard on != options.stickyKeys else { return }
-        options.stickyKeys = on
+        guard on != stickyKeysOn else { return }
+        stickyKeysOn = on
         for (_, kbd) in devices.entries {
             if on {
                 kbd.sticky = StickyKeys()
