@@ -124,6 +124,13 @@ final class AgentLoop {
     /// What the service has from this agent since it connected (nil: nothing sent yet).
     private var sentScopes: [String]?
     private var sentTextInput: Bool?
+    /// The desktop's keymap and sticky keys as the service has them from this agent (nil:
+    /// nothing sent on this connection), and the layouts last resolved to names.
+    private var sentKeymap: ControlRequest.Keymap??
+    private var sentStickyKeys: Bool??
+    private var resolvedLayouts: (layouts: DesktopLayouts, keymap: ControlRequest.Keymap?)?
+    private var desktopStickyKeys: Bool?
+    private let environment: [String: String]
     /// Called with the scopes right after they were sent (the latency bench).
     var scopesSent: (([String]) -> Void)?
 
@@ -132,6 +139,7 @@ final class AgentLoop {
         self.socketPath = socketPath
         client = ControlClient(path: socketPath)
         self.logger = logger
+        self.environment = environment
         epoll = try Epoll()
         signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         timer = kbd_timerfd_create()
@@ -257,6 +265,7 @@ final class AgentLoop {
 
     private func reload() {
         guard loadConfig() else { return }
+        readDesktopStickyKeys()
         register()
         startTextInputWatch()
         applyFocus()
@@ -307,8 +316,12 @@ final class AgentLoop {
         client.send(.subscribe([.presence, .geometry]))
         sentScopes = nil
         sentTextInput = nil
+        sentKeymap = nil
+        sentStickyKeys = nil
         applyFocus()
         register()
+        readDesktopStickyKeys()
+        applyKeymap()
     }
 
     private func arm(_ milliseconds: Int) {
@@ -385,6 +398,8 @@ final class AgentLoop {
             logger.error("the service refused the table: \(message)")
         case .refused("subscribe", let message):
             logger.error("the service refused to tell presence: \(message)")
+        case .refused("set_keymap", let message):
+            logger.warning("the service refused the desktop's keymap: \(message)")
         default:
             if let error = reply.error { logger.warning("the service: \(error)") }
         }
@@ -427,13 +442,16 @@ final class AgentLoop {
     private func readFocus() {
         guard let source = focus else { return }
         do {
-            guard let change = try source.read() else { return }
+            let change = try source.read()
+            applyKeymap()
+            guard let change else { return }
             focused = change.window
         } catch {
             logger.warning("focus: \(source.name): \(error.message); scopes no longer follow the focused window")
             epoll.remove(source.fd)
             focus = nil
             focused = nil
+            applyKeymap()
         }
         applyFocus()
     }
@@ -455,6 +473,42 @@ final class AgentLoop {
             sentTextInput = active.textInput
             logger.debug("text input \(active.textInput ? "on" : "off")")
         }
+    }
+
+    // MARK: - The desktop's keymap and sticky keys
+
+    /// Sends the desktop's layouts and the active one (`set_keymap`) when they differ from
+    /// what the service has from this agent; withdraws them when the desktop stopped saying.
+    private func applyKeymap() {
+        guard client.isConnected else { return }
+        var keymap: ControlRequest.Keymap?
+        if let layouts = focus?.keyboardLayouts {
+            if let resolved = resolvedLayouts, resolved.layouts.layouts == layouts.layouts, resolved.layouts.options == layouts.options {
+                keymap = resolved.keymap
+                keymap?.group = min(layouts.active, max(0, layouts.layouts.count - 1))
+            } else {
+                // Read only when the layouts changed (a layout switch keeps the names).
+                let (k, problem) = layouts.keymap(rules: layouts.described ? XkbRulesList.load(rules: nil) : nil)
+                if let problem { logger.warning("keymap: \(problem); the service keeps its own keymap") }
+                keymap = k
+            }
+            resolvedLayouts = (layouts, keymap)
+        }
+        guard keymap != nil || sentKeymap != nil, sentKeymap != .some(keymap) else { return }
+        send(.setKeymap(keymap))
+        sentKeymap = .some(keymap)
+        logger.info(keymap.map { "keymap: the desktop's, layout \($0.layout) group \($0.group) (\(focus?.name ?? ""))" } ?? "keymap: withdrawn")
+    }
+
+    /// Reads the desktop's sticky-keys setting (at connect and reload) and sends it when it changed.
+    private func readDesktopStickyKeys() {
+        let (enabled, problem) = DesktopStickyKeys.read(environment)
+        if let problem { logger.info("sticky keys: cannot read the desktop's setting (\(problem))") }
+        desktopStickyKeys = enabled
+        guard client.isConnected, enabled != nil || sentStickyKeys != nil, sentStickyKeys != .some(enabled) else { return }
+        send(.setStickyKeys(enabled))
+        sentStickyKeys = .some(enabled)
+        logger.info("sticky keys: the desktop's setting is \(enabled.map { $0 ? "on" : "off" } ?? "gone")")
     }
 
     // MARK: - Text input

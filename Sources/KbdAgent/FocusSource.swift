@@ -38,6 +38,13 @@ package protocol FocusSource: AnyObject {
     /// Reads what arrived; the last focus change among it, nil when none. Throws when
     /// the desktop went away or spoke something else.
     func read() throws(FocusSourceError) -> FocusChange?
+    /// The keyboards' layouts as the desktop reports them through the same interface (sway),
+    /// as of the last `read`; nil when it does not say.
+    var keyboardLayouts: DesktopLayouts? { get }
+}
+
+extension FocusSource {
+    package var keyboardLayouts: DesktopLayouts? { nil }
 }
 
 /// Which focus source a session has: the first whose environment is there.
@@ -48,7 +55,7 @@ package enum FocusSources {
     /// cannot connect is logged and the next is tried. `tried` collects those failures.
     package static func open(environment: [String: String], tried: inout [String]) -> (any FocusSource)? {
         if let path = environment["SWAYSOCK"], !path.isEmpty {
-            do { return try WindowManagerIPC(path: path, name: "sway IPC") } catch { tried.append("sway IPC at \(path): \(error.message)") }
+            do { return try WindowManagerIPC(path: path, name: "sway IPC", inputs: true) } catch { tried.append("sway IPC at \(path): \(error.message)") }
         }
         if let path = environment["I3SOCK"], !path.isEmpty, path != environment["SWAYSOCK"] {
             do { return try WindowManagerIPC(path: path, name: "i3 IPC") } catch { tried.append("i3 IPC at \(path): \(error.message)") }

@@ -16,12 +16,28 @@ protocol KeyboardSwitch: AnyObject {
     func switchOn() throws
 }
 
+/// An on-screen keyboard that follows presence both ways (Phosh's): told every change, not
+/// only hidden while a keyboard is present, and told to put back what it changed.
+protocol PresenceFollower: AnyObject {
+    var name: String { get }
+    /// Presence changed (the first report included).
+    func follow(present: Bool) throws
+    /// Puts back what `follow` changed (the agent stops, or the service is gone).
+    func putBack() throws
+}
+
 /// What the agent talks to: which backend `auto` stands for, and each backend's switch.
 protocol OnScreenKeyboardDesktop: AnyObject {
     /// The backend that is running now (`none` when none is).
     func running() -> OnScreenKeyboardSettings.Backend
     /// The switch of `backend`; nil when it cannot be reached (the reason is logged).
     func keyboard(_ backend: OnScreenKeyboardSettings.Backend) -> (any KeyboardSwitch)?
+    /// The follower of `backend` (Phosh's); nil for the others.
+    func follower(_ backend: OnScreenKeyboardSettings.Backend) -> (any PresenceFollower)?
+}
+
+extension OnScreenKeyboardDesktop {
+    func follower(_ backend: OnScreenKeyboardSettings.Backend) -> (any PresenceFollower)? { nil }
 }
 
 /// Makes the on-screen keyboard give way while a hardware keyboard is present, and
@@ -91,10 +107,26 @@ final class OnScreenKeyboard {
     /// Takes the `[osk]` of a (re)loaded config; applies from the next change.
     func update(settings: OnScreenKeyboardSettings) { self.settings = settings }
 
+    /// The follower in use (Phosh's), from the first presence to the agent's end.
+    private var follower: (any PresenceFollower)?
+
     /// Applies a presence change (repeats of the same value do nothing).
     func hardwareKeyboard(present now: Bool) {
         guard now != present else { return }
         present = now
+        let backend = settings.backend == .auto ? desktop.running() : settings.backend
+        if backend == .phosh || follower != nil {
+            if follower == nil { follower = desktop.follower(.phosh) }
+            if let follower {
+                do {
+                    try follower.follow(present: now)
+                    logger.info("on-screen keyboard: \(follower.name) follows presence (\(now ? "hardware keyboard present" : "absent"))")
+                } catch { logger.warning("on-screen keyboard: \(follower.name): \(error)") }
+            }
+            let program = now ? settings.onPresent : settings.onAbsent
+            if !program.isEmpty { run(program, now ? "osk.on_present" : "osk.on_absent") }
+            return
+        }
         if let backend = leftOff {
             // A previous agent stopped without putting the keyboard back.
             leftOff = nil
@@ -123,6 +155,13 @@ final class OnScreenKeyboard {
 
     /// Puts back what `hide` changed (presence false, the service gone, the agent stopping).
     func restore() {
+        if let follower {
+            do {
+                try follower.putBack()
+                logger.info("on-screen keyboard: \(follower.name) put back")
+            } catch { logger.warning("on-screen keyboard: \(follower.name): \(error)") }
+            self.follower = nil
+        }
         guard let keyboard = switchedOff else { return }
         switchedOff = nil
         do {
@@ -160,13 +199,15 @@ final class OnScreenKeyboard {
         }
     }
 
-    /// The backend `auto` picks: squeekboard, then KWin, then GNOME Shell (its bus name,
-    /// or GNOME in XDG_CURRENT_DESKTOP), then wvkbd; `none` when none runs. squeekboard
-    /// comes first because Phosh (XDG_CURRENT_DESKTOP=Phosh:GNOME) runs it.
+    /// The backend `auto` picks: Phosh on Phosh (XDG_CURRENT_DESKTOP=Phosh:GNOME, whatever
+    /// keyboard it runs: Stevia or squeekboard both own sm.puri.OSK0), then squeekboard,
+    /// then KWin, then GNOME Shell (its bus name, or GNOME in XDG_CURRENT_DESKTOP), then
+    /// wvkbd; `none` when none runs.
     static func pick(hasOwner: (String) -> Bool, currentDesktop: String?, wvkbdRunning: Bool) -> OnScreenKeyboardSettings.Backend {
+        let desktops = (currentDesktop ?? "").split(separator: ":").map { $0.uppercased() }
+        if desktops.contains("PHOSH") { return .phosh }
         if hasOwner(Squeekboard.busName) { return .squeekboard }
         if hasOwner(KWinVirtualKeyboard.busName) { return .kwin }
-        let desktops = (currentDesktop ?? "").split(separator: ":").map { $0.uppercased() }
         if hasOwner(GnomeScreenKeyboard.shellBusName) || desktops.contains("GNOME") { return .gnome }
         return wvkbdRunning ? .wvkbd : .none
     }

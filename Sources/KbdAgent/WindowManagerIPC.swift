@@ -13,10 +13,17 @@ import Glibc
 /// JSON payload. Replies carry the request's type; events have the high bit set
 /// (window events: `0x80000003`). A window's app is its Wayland `app_id`, else (an X11
 /// window, in i3 or in sway's Xwayland) `window_properties.class`; its title is `name`.
+///
+/// sway also names the keyboards' layouts: with `inputs`, the agent subscribes to input
+/// events as well and asks for the inputs once (`GET_INPUTS`); `xkb_layout` and
+/// `xkb_keymap` input events (`0x80000015`) carry a keyboard's `xkb_layout_names` and
+/// `xkb_active_layout_index` (i3 has neither: its layouts are the X server's).
 package final class WindowManagerIPC: FocusSource {
     package static let subscribe: UInt32 = 2
     package static let getTree: UInt32 = 4
+    package static let getInputs: UInt32 = 100
     package static let windowEvent: UInt32 = 0x8000_0003
+    package static let inputEvent: UInt32 = 0x8000_0015
     package static let magic: [UInt8] = Array("i3-ipc".utf8)
     /// A tree of thousands of windows is a few MiB; more is not a window manager talking.
     package static let maxPayload = 64 << 20
@@ -28,13 +35,18 @@ package final class WindowManagerIPC: FocusSource {
     private var focusedID: Int?
     /// Whether a focus event came before the tree's reply (then the tree is stale).
     private var sawFocusEvent = false
+    /// The keyboards' layouts (sway), nil until known.
+    package private(set) var keyboardLayouts: DesktopLayouts?
+    /// Whether an input event came before the inputs' reply (then the reply is stale).
+    private var sawInputEvent = false
 
-    package init(path: String, name: String) throws(FocusSourceError) {
+    package init(path: String, name: String, inputs: Bool = false) throws(FocusSourceError) {
         self.name = name
         fd = try connectStream(path)
         do {
-            try write(type: Self.subscribe, payload: #"["window"]"#)
+            try write(type: Self.subscribe, payload: inputs ? #"["window","input"]"# : #"["window"]"#)
             try write(type: Self.getTree, payload: "")
+            if inputs { try write(type: Self.getInputs, payload: "") }
         } catch {
             close(fd)
             throw error
@@ -98,7 +110,8 @@ package final class WindowManagerIPC: FocusSource {
     }
 
     private func handle(type: UInt32, payload: String) throws(FocusSourceError) -> FocusChange? {
-        guard type == Self.subscribe || type == Self.getTree || type == Self.windowEvent else { return nil }
+        guard type == Self.subscribe || type == Self.getTree || type == Self.windowEvent || type == Self.getInputs
+              || type == Self.inputEvent else { return nil }
         guard let value = try? JSONValue.parse(payload) else {
             throw FocusSourceError(message: "the IPC socket sent JSON that does not parse")
         }
@@ -111,9 +124,33 @@ package final class WindowManagerIPC: FocusSource {
             guard let node = Self.focusedNode(value) else { return FocusChange(window: nil) }
             focusedID = node["id"]?.intValue
             return FocusChange(window: Self.window(node))
+        case Self.getInputs:
+            guard !sawInputEvent, case .array(let inputs) = value else { return nil }
+            if let layouts = inputs.lazy.compactMap(Self.layouts).first { keyboardLayouts = layouts }
+            return nil
+        case Self.inputEvent:
+            inputEvent(value)
+            return nil
         default:
             return windowEvent(value)
         }
+    }
+
+    /// An input event: a keyboard's layouts or active layout changed (`xkb_layout`,
+    /// `xkb_keymap`), or a keyboard came (`added`).
+    package func inputEvent(_ event: JSONValue) {
+        guard ["xkb_layout", "xkb_keymap", "added"].contains(event["change"]?.stringValue ?? ""),
+              let input = event["input"], let layouts = Self.layouts(input) else { return }
+        sawInputEvent = true
+        keyboardLayouts = layouts
+    }
+
+    /// A keyboard input's layouts (their descriptions, as sway names them) and the active one.
+    package static func layouts(_ input: JSONValue) -> DesktopLayouts? {
+        guard input["type"]?.stringValue == "keyboard", case .array(let names)? = input["xkb_layout_names"] else { return nil }
+        let layouts = names.compactMap(\.stringValue)
+        guard !layouts.isEmpty else { return nil }
+        return DesktopLayouts(layouts: layouts, described: true, active: input["xkb_active_layout_index"]?.intValue ?? 0)
     }
 
     /// A window event: `focus` changes the focused window, `title` of the focused one

@@ -18,6 +18,10 @@ public let controlProtocolVersion = 1
 ///     {"request":"list_devices"}
 ///     {"request":"reload"}
 ///     {"request":"ping"}
+///     {"request":"set_keymap","layout":"us,de","variant":",nodeadkeys","options":"ctrl:nocaps","group":1}
+///     {"request":"set_keymap"}                       (withdrawn: the service's own keymap again)
+///     {"request":"set_sticky_keys","enabled":true}
+///     {"request":"set_sticky_keys"}                  (withdrawn: `[accessibility] sticky_keys` again)
 public enum ControlRequest: Sendable, Equatable {
     case subscribe(Set<PipelineEvent.Kind>)
     case setScopes([String])
@@ -28,6 +32,71 @@ public enum ControlRequest: Sendable, Equatable {
     case ping
     /// A user's own table (the session agent's): replaces what the client registered before.
     case register(commands: [CommandSpec], sequenceTimeoutMilliseconds: Int?)
+    /// The session's keymap and active layout, as the desktop has them (the session agent
+    /// follows sway, Hyprland, GNOME); nil withdraws it.
+    case setKeymap(Keymap?)
+    /// The desktop's own sticky-keys setting (GNOME, KDE); nil withdraws it.
+    case setStickyKeys(Bool?)
+
+    /// A desktop's keymap: xkb names and the active layout (group) index. `variant` and
+    /// `options` nil: the desktop does not say (sway's IPC names layouts only); the service
+    /// then uses no variant and its own options.
+    public struct Keymap: Sendable, Equatable, Hashable {
+        public var layout: String
+        public var variant: String?
+        public var options: String?
+        public var group: Int
+        public init(layout: String, variant: String? = nil, options: String? = nil, group: Int = 0) {
+            self.layout = layout
+            self.variant = variant
+            self.options = options
+            self.group = group
+        }
+
+        /// At most this many layouts (xkb's XKB_MAX_GROUPS).
+        public static let maxLayouts = 4
+
+        /// The request's fields, in order.
+        var fields: [(String, JSONValue)] {
+            var out: [(String, JSONValue)] = [("layout", .string(layout))]
+            if let variant { out.append(("variant", .string(variant))) }
+            if let options { out.append(("options", .string(options))) }
+            out.append(("group", .number(Double(group))))
+            return out
+        }
+
+        /// Reads the fields of `o` (a request or a reply); the message says what is wrong.
+        static func read(_ o: JSONObject, _ what: String) throws(ControlRequestError) -> Keymap {
+            func name(_ key: String, extra: String, required: Bool) throws(ControlRequestError) -> String? {
+                guard let v = o[key] else {
+                    if required { throw ControlRequestError(message: "\(what): expected \"\(key)\" as a string") }
+                    return nil
+                }
+                guard let s = v.stringValue, s.utf8.count <= 512,
+                      s.unicodeScalars.allSatisfy({ $0.isASCII && (("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-,\(extra)".unicodeScalars.contains($0)) })
+                else { throw ControlRequestError(message: "\(what): expected \"\(key)\" as xkb names (letters, digits, _ - and commas\(extra.isEmpty ? "" : ", \(extra)"), at most 512 bytes)") }
+                return s
+            }
+            let layout = try name("layout", extra: "", required: true)!
+            let count = layout.split(separator: ",", omittingEmptySubsequences: false).count
+            guard !layout.isEmpty, count <= maxLayouts else {
+                throw ControlRequestError(message: "\(what): expected 1 to \(maxLayouts) layouts in \"layout\"")
+            }
+            let variant = try name("variant", extra: "", required: false)
+            if let variant, variant.split(separator: ",", omittingEmptySubsequences: false).count > count {
+                throw ControlRequestError(message: "\(what): more variants than layouts")
+            }
+            let options = try name("options", extra: ":+", required: false)
+            var group = 0
+            if let g = o["group"] {
+                guard case .number(let n) = g, n >= 0, n < Double(count), n == n.rounded() else {
+                    throw ControlRequestError(message: "\(what): expected \"group\" as a layout index from 0 to \(count - 1)")
+                }
+                group = Int(n)
+            }
+            return Keymap(layout: layout, variant: variant, options: options, group: group)
+        }
+    }
 
     /// One command of a registered table, as the agent sends it (no `run`: the agent runs it).
     public struct CommandSpec: Sendable, Equatable {
@@ -82,6 +151,8 @@ public enum ControlRequest: Sendable, Equatable {
         case .reload: return "reload"
         case .ping: return "ping"
         case .register: return "register"
+        case .setKeymap: return "set_keymap"
+        case .setStickyKeys: return "set_sticky_keys"
         }
     }
 
@@ -100,6 +171,10 @@ public enum ControlRequest: Sendable, Equatable {
         case .register(let commands, let timeout):
             _ = o.updateValue(.array(commands.map(\.jsonValue)), forKey: "commands")
             if let timeout { _ = o.updateValue(.number(Double(timeout)), forKey: "sequence_timeout_ms") }
+        case .setKeymap(let keymap):
+            for (key, value) in keymap?.fields ?? [] { _ = o.updateValue(value, forKey: key) }
+        case .setStickyKeys(let enabled):
+            if let enabled { _ = o.updateValue(.bool(enabled), forKey: "enabled") }
         }
         return JSONValue.object(o).serialized()
     }
@@ -172,8 +247,20 @@ public enum ControlRequest: Sendable, Equatable {
                 timeout = Int(n)
             }
             return .register(commands: specs, sequenceTimeoutMilliseconds: timeout)
+        case "set_keymap":
+            if o["layout"] == nil {
+                guard o.count == 1 else { throw ControlRequestError(message: "set_keymap: expected \"layout\" (or no field at all, to withdraw the keymap)") }
+                return .setKeymap(nil)
+            }
+            return .setKeymap(try Keymap.read(o, "set_keymap"))
+        case "set_sticky_keys":
+            switch o["enabled"] {
+            case nil: return .setStickyKeys(nil)
+            case .bool(let b)?: return .setStickyKeys(b)
+            default: throw ControlRequestError(message: "set_sticky_keys: expected \"enabled\": true or false (or no field, to withdraw it)")
+            }
         default:
-            throw ControlRequestError(message: "unknown request '\(name)'; expected subscribe, set_scopes, set_text_input, list_commands, list_devices, reload, register or ping")
+            throw ControlRequestError(message: "unknown request '\(name)'; expected subscribe, set_scopes, set_text_input, list_commands, list_devices, reload, register, set_keymap, set_sticky_keys or ping")
         }
     }
 }

@@ -19,6 +19,10 @@ public enum ControlReply: Sendable, Equatable {
     /// own table shadows (same chord in the same scope: those never fire).
     case register(commands: Int, shadowed: [String])
     case ping
+    /// `set_keymap`: the keymap this client now claims (nil: withdrawn), as `set_keymap` sent it.
+    case setKeymap(ControlRequest.Keymap?)
+    /// `set_sticky_keys`: what this client now claims (nil: withdrawn).
+    case setStickyKeys(Bool?)
     /// A refused request: `{"reply":NAME,"ok":false,"error":MESSAGE}`. NAME is the request's
     /// name, or `error` when the line was not a request at all or the client may not ask it.
     case refused(name: String, message: String)
@@ -113,6 +117,8 @@ public enum ControlReply: Sendable, Equatable {
         case .reload: return "reload"
         case .register: return "register"
         case .ping: return "ping"
+        case .setKeymap: return "set_keymap"
+        case .setStickyKeys: return "set_sticky_keys"
         case .refused(let name, _): return name
         }
     }
@@ -160,6 +166,10 @@ public enum ControlReply: Sendable, Equatable {
             if let error { fields["error"] = .string(error) }
         case .register(let commands, let shadowed): fields = ["commands": .number(Double(commands)), "shadowed": strings(shadowed)]
         case .ping: break
+        case .setKeymap(let keymap):
+            for (key, value) in keymap?.fields ?? [] { fields[key] = value }
+        case .setStickyKeys(let enabled):
+            if let enabled { fields["enabled"] = .bool(enabled) }
         case .refused(_, let message): fields = ["error": .string(message)]
         }
         var o = JSONObject([("reply", .string(name)), ("ok", .bool(ok))])
@@ -224,6 +234,10 @@ public enum ControlReply: Sendable, Equatable {
         case "list_devices": return .listDevices(try o.required("devices").array().map(\.value))
         case "register": return .register(commands: try o.required("commands").nonNegativeInteger(), shadowed: try strings("shadowed"))
         case "ping": return .ping
+        case "set_keymap":
+            guard o["layout"] != nil else { return .setKeymap(nil) }
+            do { return .setKeymap(try ControlRequest.Keymap.read(o.object, "set_keymap reply")) } catch { throw o.error(error.message) }
+        case "set_sticky_keys": return .setStickyKeys(try o["enabled"]?.bool())
         default: throw o.error("unknown reply '\(name)'")
         }
     }

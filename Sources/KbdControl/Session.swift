@@ -33,9 +33,13 @@ public final class ControlSession {
         public var systemTable: CommandTable
         public var allowKeyEvents: Bool
         public var devices: () -> [JSONValue]
+        /// Why a desktop's keymap cannot be used (it does not compile), nil when it can.
+        public var keymapProblem: (ControlRequest.Keymap) -> String?
 
         public init(hardwareKeyboard: Bool, presenceReason: String, started: Double = 0, geometry: JSONObject?, systemTable: CommandTable,
-                    allowKeyEvents: Bool, devices: @escaping () -> [JSONValue]) {
+                    allowKeyEvents: Bool, devices: @escaping () -> [JSONValue],
+                    keymapProblem: @escaping (ControlRequest.Keymap) -> String? = { _ in nil }) {
+            self.keymapProblem = keymapProblem
             self.hardwareKeyboard = hardwareKeyboard
             self.presenceReason = presenceReason
             self.started = started
@@ -57,6 +61,11 @@ public final class ControlSession {
         /// `owner`'s table (nil: removed).
         case userTable(owner: Int, CommandTable?)
         case subscribe(client: Int, Set<PipelineEvent.Kind>)
+        /// The keymap keys are mapped with: the newest desktop keymap a client claims (nil: the
+        /// service's own).
+        case keymap(ControlRequest.Keymap?)
+        /// Sticky keys: the newest desktop setting a client claims (nil: the config's).
+        case stickyKeys(Bool?)
         /// Reload the config; the daemon answers with `reloaded(outcome:)`.
         case reload
         /// A line for the service's log (never typed text, never a window title).
@@ -77,6 +86,8 @@ public final class ControlSession {
     private var scopeClaims: [(client: Int, scopes: [String])] = []
     private var textInputClaims: [(client: Int, active: Bool)] = []
     private var userTables: [(owner: Int, uid: UInt32, table: CommandTable)] = []
+    private var keymapClaims: [(client: Int, keymap: ControlRequest.Keymap)] = []
+    private var stickyClaims: [(client: Int, enabled: Bool)] = []
 
     public init() {}
 
@@ -84,6 +95,12 @@ public final class ControlSession {
     public var systemScopes: [String] { scopeClaims.last?.scopes ?? [] }
     /// Whether text is being typed, for the system table: the newest claim.
     public var systemTextInput: Bool { textInputClaims.last?.active ?? false }
+    /// The desktop keymap keys are mapped with: the newest claim (nil: the service's own).
+    /// The service has no seat model: on one seat, the session that reported last is the
+    /// active one's.
+    public var keymap: ControlRequest.Keymap? { keymapClaims.last?.keymap }
+    /// The desktop's sticky keys: the newest claim (nil: `[accessibility] sticky_keys`).
+    public var stickyKeys: Bool? { stickyClaims.last?.enabled }
     /// The clients with a registered table.
     public var tableOwners: [Int] { userTables.map(\.owner) }
     public func table(of owner: Int) -> CommandTable? { userTables.first { $0.owner == owner }?.table }
@@ -101,7 +118,7 @@ public final class ControlSession {
 
     public func handle(_ request: ControlRequest, from peer: Peer, view: View) -> Outcome {
         if !peer.trusted, let refusal = Self.userRefusal(request) {
-            return Outcome(reply: .refused(name: "error", message: "\(refusal) (uid \(peer.uid) may register its own commands, subscribe to presence and geometry, set scopes and text input, list commands and ping)"), effects: [])
+            return Outcome(reply: .refused(name: "error", message: "\(refusal) (uid \(peer.uid) may register its own commands, subscribe to presence and geometry, set scopes, text input, its keymap and sticky keys, list commands and ping)"), effects: [])
         }
         switch request {
         case .register(let specs, let timeout):
@@ -140,6 +157,25 @@ public final class ControlSession {
             return Outcome(reply: nil, effects: [.reload])
         case .ping:
             return Outcome(reply: .ping, effects: [])
+        case .setKeymap(let keymap):
+            if let keymap, let problem = view.keymapProblem(keymap) {
+                return Outcome(reply: .refused(name: "set_keymap", message: problem), effects: [])
+            }
+            let before = self.keymap
+            keymapClaims.removeAll { $0.client == peer.id }
+            if let keymap { keymapClaims.append((peer.id, keymap)) }
+            var effects: [Effect] = []
+            if self.keymap != before { effects.append(.keymap(self.keymap)) }
+            effects.append(.log(.info, "control: client \(peer.id) (uid \(peer.uid)) " + (keymap.map { "set keymap layout \($0.layout) group \($0.group)" } ?? "withdrew its keymap")))
+            return Outcome(reply: .setKeymap(keymap), effects: effects)
+        case .setStickyKeys(let enabled):
+            let before = stickyKeys
+            stickyClaims.removeAll { $0.client == peer.id }
+            if let enabled { stickyClaims.append((peer.id, enabled)) }
+            var effects: [Effect] = []
+            if stickyKeys != before { effects.append(.stickyKeys(stickyKeys)) }
+            effects.append(.log(.info, "control: client \(peer.id) (uid \(peer.uid)) " + (enabled.map { "set sticky keys \($0 ? "on" : "off")" } ?? "withdrew its sticky keys")))
+            return Outcome(reply: .setStickyKeys(enabled), effects: effects)
         }
     }
 
@@ -150,9 +186,11 @@ public final class ControlSession {
 
     /// A client left: what it claimed and registered leaves with it.
     public func disconnected(_ client: Int) -> [Effect] {
-        let scopesBefore = systemScopes, textInputBefore = systemTextInput
+        let scopesBefore = systemScopes, textInputBefore = systemTextInput, keymapBefore = keymap, stickyBefore = stickyKeys
         scopeClaims.removeAll { $0.client == client }
         textInputClaims.removeAll { $0.client == client }
+        keymapClaims.removeAll { $0.client == client }
+        stickyClaims.removeAll { $0.client == client }
         var effects: [Effect] = []
         if userTables.contains(where: { $0.owner == client }) {
             userTables.removeAll { $0.owner == client }
@@ -161,6 +199,8 @@ public final class ControlSession {
         effects += [.ownScopes(owner: client, nil), .ownTextInput(owner: client, nil)]
         if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
         if systemTextInput != textInputBefore { effects.append(.systemTextInput(systemTextInput)) }
+        if keymap != keymapBefore { effects.append(.keymap(keymap)) }
+        if stickyKeys != stickyBefore { effects.append(.stickyKeys(stickyKeys)) }
         return effects
     }
 
@@ -198,7 +238,7 @@ public final class ControlSession {
     /// Why a user's client may not make this request, nil when it may.
     static func userRefusal(_ request: ControlRequest) -> String? {
         switch request {
-        case .register, .setScopes, .setTextInput, .listCommands, .ping: return nil
+        case .register, .setScopes, .setTextInput, .listCommands, .ping, .setKeymap, .setStickyKeys: return nil
         case .subscribe(let kinds):
             let other = kinds.subtracting([.presence, .geometry])
             return other.isEmpty ? nil : "subscribe: \(other.map(\.rawValue).sorted().joined(separator: ", ")) events are for the service's group only"

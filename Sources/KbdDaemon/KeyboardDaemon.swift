@@ -99,6 +99,9 @@ public final class KeyboardDaemon {
     /// The control socket's rules and the claims clients hold (scopes, text input, users'
     /// tables): the daemon applies what it decides to the pipeline.
     private let session = ControlSession()
+    /// Desktop keymaps compiled for `set_keymap` (the newest last, at most four): a layout
+    /// switch on the desktop sends the same names with another group, which only locks it.
+    private var desktopKeymaps: [(names: KeymapNames, keymap: XkbKeymap)] = []
     /// The result of a reload already done in this turn of the loop: repeated requests share it.
     private var reloadThisTurn: ReloadOutcome?
     private var stopRequested = false
@@ -474,7 +477,11 @@ public final class KeyboardDaemon {
         let view = ControlSession.View(
             hardwareKeyboard: pipeline.presence.reported, presenceReason: pipeline.presence.reason.rawValue,
             started: Double(started.microseconds) / 1_000_000, geometry: pipeline.geometry?.report.jsonObject(), systemTable: pipeline.table, allowKeyEvents: options.allowKeyEvents,
-            devices: { [unowned self] in self.deviceList().map(\.jsonValue) })
+            devices: { [unowned self] in self.deviceList().map(\.jsonValue) },
+            keymapProblem: { [unowned self] keymap in
+                do throws(KeymapError) { _ = try self.desktopKeymap(keymap) } catch { return error.message }
+                return nil
+            })
         let outcome = session.handle(line, from: peer, view: view)
         var reply = outcome.reply
         if apply(outcome.effects, for: client) {
@@ -499,6 +506,10 @@ public final class KeyboardDaemon {
             case .ownScopes(let owner, let scopes): pipeline.setScopes(scopes, owner: owner)
             case .ownTextInput(let owner, let active): pipeline.setTextInputActive(active, owner: owner)
             case .userTable(let owner, let table): pipeline.setUserTable(table, owner: owner)
+            case .keymap(let keymap): applyDesktopKeymap(keymap)
+            case .stickyKeys(let on):
+                pipeline.setStickyKeys(on)
+                logger.info("sticky keys \(pipeline.mapper.stickyKeysOn ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))")
             case .subscribe(_, let kinds): client.subscriptions = kinds
             case .reload: reload = true
             case .log(.debug, let message): logger.debug("\(message)")
@@ -507,6 +518,44 @@ public final class KeyboardDaemon {
             }
         }
         return reload
+    }
+
+    /// The names a desktop's keymap compiles from: its layout, variant (none when it does not
+    /// say) and options (the service's own when it does not say), with the service's rules
+    /// and model.
+    private func desktopNames(_ keymap: ControlRequest.Keymap) -> KeymapNames {
+        let own = loaded.keymap.names
+        return KeymapNames(rules: own.rules, model: own.model, layout: keymap.layout, variant: keymap.variant ?? "",
+                           options: keymap.options ?? own.options)
+    }
+
+    /// The compiled keymap of a desktop's keymap (from the cache when it was compiled before).
+    private func desktopKeymap(_ keymap: ControlRequest.Keymap) throws(KeymapError) -> XkbKeymap {
+        let names = desktopNames(keymap)
+        if let i = desktopKeymaps.firstIndex(where: { $0.names == names }) {
+            let hit = desktopKeymaps.remove(at: i)
+            desktopKeymaps.append(hit)
+            return hit.keymap
+        }
+        let compiled = try XkbKeymap(context: loaded.keymap.context, names: names)
+        desktopKeymaps.append((names, compiled))
+        if desktopKeymaps.count > 4 { desktopKeymaps.removeFirst() }
+        return compiled
+    }
+
+    /// Maps keys with the desktop's keymap and active layout (nil: the service's own again).
+    private func applyDesktopKeymap(_ keymap: ControlRequest.Keymap?) {
+        guard let keymap else {
+            try? pipeline.setKeymap(nil, layout: nil)
+            logger.info("keymap: the service's own again (\(loaded.keymap.names))")
+            return
+        }
+        do {
+            try pipeline.setKeymap(try desktopKeymap(keymap), layout: keymap.group)
+            logger.info("keymap: the desktop's, layout \(keymap.layout) variant \(keymap.variant ?? "") group \(keymap.group)")
+        } catch {
+            logger.warning("keymap: cannot use the desktop's (\(error)); keeping \(pipeline.mapper.keymap.names)")
+        }
     }
 
     /// Control clients with a registered table (by client id).
@@ -553,6 +602,11 @@ public final class KeyboardDaemon {
                 // The claims and users' tables carry over as they are (not replayed request by request).
                 fresh.adoptRouting(from: pipeline)
                 pipeline = fresh
+                desktopKeymaps.removeAll()
+                loaded = next
+                // A desktop's keymap and sticky keys still hold: compiled with the new rules and model.
+                if session.keymap != nil { applyDesktopKeymap(session.keymap) }
+                if let sticky = session.stickyKeys { pipeline.setStickyKeys(sticky) }
             }
         } catch {
             logger.error("reload failed, keeping the previous config: \(error)")

@@ -49,10 +49,27 @@ public final class KeyMapper {
             self.compose = compose
             self.sticky = sticky ? StickyKeys() : nil
         }
+
+        /// The same keyboard on a new state (another keymap): the keys held stay held,
+        /// compose and sticky latches start over.
+        init(moving old: DeviceKeyboard, to state: XkbState) {
+            self.state = state
+            compose = old.compose
+            compose?.reset()
+            down = old.down
+            sticky = old.sticky == nil ? nil : StickyKeys()
+            for code in down { state.update(code: code, down: true) }
+        }
     }
 
     public private(set) var keymap: XkbKeymap
+    /// The options it was made with (`stickyKeysOn` says whether sticky keys are on now).
     public let options: Options
+    /// Whether sticky keys are on now (the config's, or the desktop's setting).
+    public private(set) var stickyKeysOn: Bool
+    /// The layout locked in every device's state (the desktop's active layout); nil: each
+    /// device starts at the first layout and switches with its own keys.
+    public private(set) var lockedLayout: Int?
     private let composeTable: ComposeTable?
     private var devices = DeviceMap<DeviceKeyboard>()
     public private(set) var counters = Counters()
@@ -60,6 +77,7 @@ public final class KeyMapper {
     public init(keymap: XkbKeymap, options: Options = Options()) throws(KeymapError) {
         self.keymap = keymap
         self.options = options
+        self.stickyKeysOn = options.stickyKeys
         switch options.compose {
         case .none: composeTable = nil
         default: composeTable = try ComposeTable(context: keymap.context, source: options.compose)
@@ -70,7 +88,43 @@ public final class KeyMapper {
     public func attach(_ device: DeviceID) throws(KeymapError) {
         devices[device] = DeviceKeyboard(
             state: try XkbState(keymap: keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
-            sticky: options.stickyKeys)
+            sticky: stickyKeysOn)
+        if let lockedLayout { devices[device]?.state.lockLayout(lockedLayout) }
+    }
+
+    /// Maps keys with `keymap` from now on (a desktop's keymap, or the service's own back),
+    /// with `layout` locked (nil: the first layout, for a new keymap; unchanged otherwise).
+    /// The same keymap object keeps each device's state and only locks the layout; another
+    /// gets fresh states holding the same keys down (the keycodes do not change), with
+    /// compose sequences and sticky latches reset. Never on the per-event path: the mapping
+    /// reads `keymap` as before.
+    public func setKeymap(_ keymap: XkbKeymap, layout: Int?) throws(KeymapError) {
+        let changed = keymap !== self.keymap
+        if changed {
+            for (id, kbd) in devices.entries {
+                devices[id] = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
+            }
+            self.keymap = keymap
+        }
+        let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
+        lockedLayout = layout
+        if let layout { for (_, kbd) in devices.entries { kbd.state.lockLayout(layout) } }
+    }
+
+    /// Turns sticky keys on or off for every device (the desktop's setting); turned off,
+    /// what they latched or locked is released.
+    public func setStickyKeys(_ on: Bool) {
+        guard on != stickyKeysOn else { return }
+        stickyKeysOn = on
+        for (_, kbd) in devices.entries {
+            if on {
+                kbd.sticky = StickyKeys()
+            } else if kbd.sticky != nil {
+                kbd.state.setSticky(latched: 0, locked: 0, replacing: kbd.stickyLockMask)
+                kbd.sticky = nil
+                kbd.stickyLockMask = 0
+            }
+        }
     }
 
     /// Keys the device holds, in press order.

@@ -89,6 +89,16 @@ extension XkbState {
             xkb_state_serialize_layout(pointer, XKB_STATE_LAYOUT_LOCKED))
     }
 
+    /// Locks `layout` (the desktop's active layout), keeping the modifiers and the depressed
+    /// and latched layouts. The corresponding C function is `xkb_state_update_mask`.
+    public func lockLayout(_ layout: Int) {
+        _ = xkb_state_update_mask(
+            pointer, xkb_state_serialize_mods(pointer, XKB_STATE_MODS_DEPRESSED),
+            xkb_state_serialize_mods(pointer, XKB_STATE_MODS_LATCHED), xkb_state_serialize_mods(pointer, XKB_STATE_MODS_LOCKED),
+            xkb_state_serialize_layout(pointer, XKB_STATE_LAYOUT_DEPRESSED),
+            xkb_state_serialize_layout(pointer, XKB_STATE_LAYOUT_LATCHED), xkb_layout_index_t(layout))
+    }
+
     /// Sets exactly `modifiers` as held and `layout` as the locked layout, with no key down
     /// (for enumerating what each press would give). The corresponding C function is
     /// `xkb_state_update_mask`.

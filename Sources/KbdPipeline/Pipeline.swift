@@ -51,6 +51,8 @@ public final class Pipeline {
 
     public let options: Options
     public private(set) var mapper: KeyMapper
+    /// The service's own keymap (the config's), which `setKeymap(nil, …)` brings back.
+    public let baseKeymap: XkbKeymap
     public private(set) var router: ChordRouter
     public private(set) var presence: KeyboardPresence
     /// The layout guide that presence drives (nil: no `[geometry]` configured).
@@ -69,6 +71,7 @@ public final class Pipeline {
     ) throws(KeymapError) {
         self.options = options
         self.geometry = geometry.map { KeyboardGeometry($0) }
+        self.baseKeymap = keymap
         self.mapper = try KeyMapper(keymap: keymap, options: KeyMapper.Options(wantsText: options.emitKeys, compose: options.compose,
                                                                                  stickyKeys: options.stickyKeys))
         self.router = ChordRouter(table: table, scopes: scopes, textInputActive: textInputActive)
@@ -147,6 +150,18 @@ public final class Pipeline {
         userRouters = other.userRouters.map {
             ($0.owner, ChordRouter(table: $0.router.table, scopes: $0.router.activeScopes, textInputActive: $0.router.textInputActive))
         }
+    }
+
+    /// Maps every keyboard's keys with `keymap` (the session's desktop keymap) and `layout`
+    /// locked (its active layout); nil: the service's own keymap again, first layout. Keys
+    /// held stay held; both the system table and users' tables see the keys mapped so.
+    public func setKeymap(_ keymap: XkbKeymap?, layout: Int?) throws(KeymapError) {
+        try mapper.setKeymap(keymap ?? baseKeymap, layout: keymap == nil ? nil : layout)
+    }
+
+    /// Sticky keys as the desktop has them; nil: as `Options.stickyKeys` (the config) says.
+    public func setStickyKeys(_ on: Bool?) {
+        mapper.setStickyKeys(on ?? options.stickyKeys)
     }
 
     /// Swaps in a new command table (a config reload that validated).

@@ -203,6 +203,42 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         #expect { _ = try source.read() } throws: { ($0 as? FocusSourceError)?.message.contains("closed") == true }
     }
 
+    /// Issue 26: sway's keyboards' layouts through the same socket: `GET_INPUTS` once, then
+    /// `xkb_layout` input events (recorded from sway 1.7), resolved to xkb names with the
+    /// system's rules list (descriptions: "German (no dead keys)" is `de` variant `nodeadkeys`).
+    @Test func swaysLayoutsAndTheActiveOneComeWithTheFocus() throws {
+        let server = FakeWindowManager(name: "ipc.sock")
+        let source = try WindowManagerIPC(path: server.path, name: "sway IPC", inputs: true)
+        server.accept()
+        #expect(server.read(32) == frame(2, #"["window","input"]"#))
+        #expect(server.read(14) == frame(4, ""))
+        #expect(server.read(14) == frame(100, ""))
+        #expect(source.keyboardLayouts == nil)
+        server.write(frame(2, #"{"success": true}"#) + frame(4, fixture("sway-tree.json")) + frame(100, fixture("sway-inputs.json")))
+        #expect(readable(source.fd))
+        #expect(try source.read() == FocusChange(window: Self.swayB))
+        let rules = XkbRulesList.load(rules: nil)
+        #expect(source.keyboardLayouts == DesktopLayouts(layouts: ["English (US)", "German (no dead keys)"], described: true, active: 0))
+        #expect(source.keyboardLayouts?.keymap(rules: rules).keymap == ControlRequest.Keymap(layout: "us,de", variant: ",nodeadkeys", group: 0))
+        for (line, active) in zip(lines("sway-input-events.jsonl"), [1, 0]) {
+            server.write(frame(0x8000_0015, line))
+            #expect(readable(source.fd))
+            #expect(try source.read() == nil)  // no focus change
+            #expect(source.keyboardLayouts?.active == active)
+            #expect(source.keyboardLayouts?.keymap(rules: rules).keymap?.group == active)
+        }
+    }
+
+    /// i3 has no input events: only window events are asked for (an i3 refuses `input`).
+    @Test func i3IsNotAskedForInputs() throws {
+        let server = FakeWindowManager(name: "ipc.sock")
+        let source = try connected(server)
+        server.write(frame(2, #"{"success": true}"#) + frame(4, fixture("i3-tree.json")))
+        #expect(readable(source.fd))
+        _ = try source.read()
+        #expect(source.keyboardLayouts == nil)
+    }
+
     @Test func noSocketIsAnErrorNotAHang() {
         #expect(throws: FocusSourceError.self) { _ = try WindowManagerIPC(path: "/tmp/kbd-focus-none/ipc.sock", name: "sway IPC") }
     }
@@ -269,5 +305,34 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         // On X11 it is (here an X server that is not there: reported, not a hang).
         #expect(FocusSources.open(environment: ["DISPLAY": ":987"], tried: &none) == nil)
         #expect(none == ["EWMH on :987: cannot connect to the X server"])
+    }
+}
+
+/// Issue 26: the desktops' layout names and sticky-keys settings as the agent reads them.
+@Suite struct DesktopLayoutTests {
+    @Test func namesAndDescriptionsBecomeXkbNames() {
+        let rules = XkbRulesList.load(rules: nil)
+        #expect(DesktopLayouts(layouts: ["us", "de(nodeadkeys)"], described: false, options: "ctrl:nocaps", active: 1).keymap(rules: nil).keymap
+                == ControlRequest.Keymap(layout: "us,de", variant: ",nodeadkeys", options: "ctrl:nocaps", group: 1))
+        #expect(DesktopLayouts(layouts: ["Russian", "English (US)"], described: true, active: 0).keymap(rules: rules).keymap
+                == ControlRequest.Keymap(layout: "ru,us", group: 0))
+        let unknown = DesktopLayouts(layouts: ["Klingon"], described: true, active: 0).keymap(rules: rules)
+        #expect(unknown.keymap == nil && unknown.problem == "the layout 'Klingon' is not on the xkb rules list")
+        #expect(DesktopLayouts(layouts: [], described: false, active: 0).keymap(rules: nil).keymap == nil)
+    }
+
+    @Test func kaccessrcStickyKeys() {
+        #expect(DesktopStickyKeys.kaccessrc("[Bell]\nSystemBell=true\n\n[Keyboard]\nStickyKeys=true\nStickyKeysLatch=true\n"))
+        #expect(!DesktopStickyKeys.kaccessrc("[Keyboard]\nStickyKeys=false\n"))
+        #expect(!DesktopStickyKeys.kaccessrc("[Mouse]\nStickyKeys=true\n"))  // another group's key
+        #expect(DesktopStickyKeys.kaccessrc("[Keyboard]\r\nStickyKeys[$i]= True\r\n"))
+        #expect(!DesktopStickyKeys.kaccessrc(""))
+    }
+
+    @Test func whichDesktopsSettingApplies() {
+        #expect(DesktopStickyKeys.desktop(["XDG_CURRENT_DESKTOP": "KDE"]) == .kde)
+        #expect(DesktopStickyKeys.desktop(["XDG_CURRENT_DESKTOP": "Phosh:GNOME"]) == .gnome)
+        #expect(DesktopStickyKeys.desktop(["XDG_CURRENT_DESKTOP": "ubuntu:GNOME"]) == .gnome)
+        #expect(DesktopStickyKeys.desktop(["XDG_CURRENT_DESKTOP": "sway"]) == nil)
     }
 }

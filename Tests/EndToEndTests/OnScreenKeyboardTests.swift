@@ -131,7 +131,8 @@ private let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
     @Test("auto's choice", arguments: [
         ([String](), nil as String?, false, OnScreenKeyboardSettings.Backend.none),
         ([], nil, true, .wvkbd),
-        (["sm.puri.OSK0"], "Phosh:GNOME", true, .squeekboard),
+        (["sm.puri.OSK0"], "Phosh:GNOME", true, .phosh),
+        (["sm.puri.OSK0"], "GNOME", false, .squeekboard),
         (["org.kde.KWin"], "KDE", false, .kwin),
         (["org.gnome.Shell"], nil, true, .gnome),
         ([], "GNOME", false, .gnome),

@@ -52,6 +52,12 @@ final class LiveDesktop: OnScreenKeyboardDesktop {
             return GnomeScreenKeyboard(environment: environment)
         case .wvkbd:
             return Wvkbd(pids: Wvkbd.processes())
+        case .phosh:
+            return nil  // a follower: see `follower`
         }
+    }
+
+    func follower(_ backend: OnScreenKeyboardSettings.Backend) -> (any PresenceFollower)? {
+        backend == .phosh ? PhoshKeyboard(environment: environment, logger: logger) : nil
     }
 }

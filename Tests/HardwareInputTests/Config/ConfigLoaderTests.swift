@@ -322,7 +322,7 @@ struct TOMLParserTests {
     }
 
     @Test(arguments: [
-        ("[osk]\nbackend = \"onboard\"\n", "u.toml:2: osk.backend: expected one of \"auto\", \"squeekboard\", \"kwin\", \"gnome\", \"wvkbd\", \"none\""),
+        ("[osk]\nbackend = \"onboard\"\n", "u.toml:2: osk.backend: expected one of \"auto\", \"squeekboard\", \"kwin\", \"gnome\", \"phosh\", \"wvkbd\", \"none\""),
         ("[osk]\non_present = \"notify-send hi\"\n", "u.toml:2: osk.on_present: expected a non-empty array of strings: the program and its arguments (no shell)"),
         ("[osk]\nhide = true\n", "u.toml:2: unknown key 'osk.hide'; expected backend, on_present or on_absent"),
     ])

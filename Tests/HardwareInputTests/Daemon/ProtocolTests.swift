@@ -27,6 +27,10 @@ import Glibc
             .init(id: "term", keys: "Ctrl+Alt+T"),
         ], sequenceTimeoutMilliseconds: 1500),
         .register(commands: [], sequenceTimeoutMilliseconds: nil),
+        .setKeymap(.init(layout: "us,de", variant: ",nodeadkeys", options: "ctrl:nocaps,grp:alt_shift_toggle", group: 1)),
+        .setKeymap(.init(layout: "us")),
+        .setKeymap(nil),
+        .setStickyKeys(true), .setStickyKeys(false), .setStickyKeys(nil),
     ])
     func requestsEncodeBackToThemselves(_ request: ControlRequest) throws {
         #expect(try ControlRequest.parse(request.line) == request)
@@ -59,6 +63,9 @@ import Glibc
             #"{"request":"register","commands":[{"id":"t","keys":"Ctrl+Alt+T","scope":"editor"}]}"#,
             #"{"request":"register","commands":[{"id":"bad","keys":"Ctrl+Sprocket"}]}"#,
             "garbage", #"{"request":"reload"}"#,
+            #"{"request":"set_keymap","layout":"us,de","variant":",nodeadkeys","group":1}"#, #"{"request":"set_keymap"}"#,
+            #"{"request":"set_keymap","layout":"us","group":1}"#, #"{"request":"set_sticky_keys","enabled":true}"#,
+            #"{"request":"set_sticky_keys"}"#,
         ]
         for trusted in [true, false] {
             let peer = ControlSession.Peer(id: trusted ? 1 : 2, uid: trusted ? 0 : 1000, trusted: trusted)
@@ -90,6 +97,29 @@ import Glibc
             #expect(decoded.kind == event.eventKind)
             #expect(try JSONValue.parse(decoded.line) == JSONValue.parse(line), "\(line)")
             #expect(try ControlLine.parse(line) == .event(decoded))
+        }
+    }
+
+    /// Issue 26: `set_keymap` lines as the documentation shows them, and the refusals of names
+    /// xkb would not take (a path, a fifth layout, a group past the layouts).
+    @Test func setKeymapLinesAndRefusals() throws {
+        #expect(try ControlRequest.parse(#"{"request":"set_keymap","layout":"us,de","group":1}"#)
+                == .setKeymap(.init(layout: "us,de", group: 1)))
+        #expect(ControlRequest.setKeymap(.init(layout: "us,de", variant: ",nodeadkeys", options: "ctrl:nocaps", group: 1)).line
+                == #"{"request":"set_keymap","layout":"us,de","variant":",nodeadkeys","options":"ctrl:nocaps","group":1}"#)
+        #expect(ControlRequest.setKeymap(nil).line == #"{"request":"set_keymap"}"#)
+        #expect(ControlRequest.setStickyKeys(true).line == #"{"request":"set_sticky_keys","enabled":true}"#)
+        let refused = [
+            (#"{"request":"set_keymap","layout":"../../etc/passwd"}"#, "xkb names"),
+            (#"{"request":"set_keymap","layout":"us,de,fr,ru,gr"}"#, "1 to 4 layouts"),
+            (#"{"request":"set_keymap","layout":"us,de","group":2}"#, "from 0 to 1"),
+            (#"{"request":"set_keymap","layout":"us","variant":"a,b"}"#, "more variants than layouts"),
+            (#"{"request":"set_keymap","group":1}"#, "expected \"layout\""),
+            (#"{"request":"set_sticky_keys","enabled":"yes"}"#, "true or false"),
+        ]
+        for (line, message) in refused {
+            #expect(throws: ControlRequestError.self, "\(line)") { try ControlRequest.parse(line) }
+            do { _ = try ControlRequest.parse(line) } catch { #expect(error.message.contains(message), "\(error.message)") }
         }
     }
 
@@ -211,5 +241,55 @@ import Glibc
         backoff.connected(now: now)
         #expect(backoff.disconnected(now: now + 6000) == 100)
         #expect(backoff.failed() == 200)
+    }
+}
+
+/// Issue 26: the desktop's keymap and sticky keys are claims like scopes: the newest wins,
+/// a withdrawal or a client leaving brings back the one before, and a keymap that does not
+/// compile is refused without becoming a claim.
+@Suite struct DesktopKeymapClaimTests {
+    static var view: ControlSession.View { ControlSession.View(hardwareKeyboard: true, presenceReason: "external keyboard", geometry: nil,
+                                          systemTable: try! CommandTable(commands: []), allowKeyEvents: false, devices: { [] },
+                                          keymapProblem: { $0.layout == "nope" ? "cannot compile a keymap for layout=nope" : nil }) }
+    static let alice = ControlSession.Peer(id: 2, uid: 1000, trusted: false)
+    static let bob = ControlSession.Peer(id: 3, uid: 1001, trusted: false)
+
+    static func keymaps(_ effects: [ControlSession.Effect]) -> [ControlRequest.Keymap?] {
+        effects.compactMap { if case .keymap(let k) = $0 { return .some(k) } else { return nil } }
+    }
+    static func sticky(_ effects: [ControlSession.Effect]) -> [Bool?] {
+        effects.compactMap { if case .stickyKeys(let b) = $0 { return .some(b) } else { return nil } }
+    }
+
+    @Test func theNewestClaimWinsAndLeavesWithItsClient() {
+        let session = ControlSession()
+        let de = ControlRequest.Keymap(layout: "us,de", group: 1)
+        let ru = ControlRequest.Keymap(layout: "us,ru", group: 0)
+        let a = session.handle(.setKeymap(de), from: Self.alice, view: Self.view)
+        #expect(a.reply == .setKeymap(de))
+        #expect(Self.keymaps(a.effects) == [de])
+        // The same claim again changes nothing the daemon must apply.
+        #expect(Self.keymaps(session.handle(.setKeymap(de), from: Self.alice, view: Self.view).effects).isEmpty)
+        #expect(Self.keymaps(session.handle(.setKeymap(ru), from: Self.bob, view: Self.view).effects) == [ru])
+        // Bob leaves: Alice's keymap again; Alice withdraws: the service's own.
+        #expect(Self.keymaps(session.disconnected(Self.bob.id)) == [de])
+        #expect(Self.keymaps(session.handle(.setKeymap(nil), from: Self.alice, view: Self.view).effects) == [nil])
+        #expect(session.keymap == nil)
+    }
+
+    @Test func aKeymapThatDoesNotCompileIsRefusedAndClaimsNothing() {
+        let session = ControlSession()
+        let outcome = session.handle(#"{"request":"set_keymap","layout":"nope"}"#, from: Self.alice, view: Self.view)
+        #expect(outcome.reply == .refused(name: "set_keymap", message: "cannot compile a keymap for layout=nope"))
+        #expect(outcome.effects.isEmpty)
+        #expect(session.keymap == nil)
+    }
+
+    @Test func stickyKeysClaimsFallBackToTheConfig() {
+        let session = ControlSession()
+        #expect(Self.sticky(session.handle(.setStickyKeys(true), from: Self.alice, view: Self.view).effects) == [true])
+        #expect(Self.sticky(session.handle(.setStickyKeys(false), from: Self.bob, view: Self.view).effects) == [false])
+        #expect(Self.sticky(session.disconnected(Self.bob.id)) == [true])
+        #expect(Self.sticky(session.disconnected(Self.alice.id)) == [nil])
     }
 }
