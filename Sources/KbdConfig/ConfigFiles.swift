@@ -92,7 +92,7 @@ extension ConfigLoader {
         // A key set in two files.
         var firstSet: [String: SourceLocation] = [:]
         for part in parts {
-            for section in ["keymap", "settings", "devices", "osk", "scopes", "text_input", "accessibility"] {
+            for section in keyedSections + ["scopes"] {
                 guard case .table(let t)? = part.root[section] else { continue }
                 for e in t.entries {
                     let name = "\(section).\(e.key)"
@@ -113,44 +113,24 @@ extension ConfigLoader {
                 }
             }
         }
-        // Merge what parsed; conflicts among the commands of every file.
-        var keymap = KeymapNames()
-        var devices = DeviceFilter()
-        var osk = OnScreenKeyboardSettings()
+        // Merge what parsed (a key a drop-in sets replaces the value before: ConfigLoader.keys);
+        // conflicts among the commands of every file.
+        var merged = ConfigDraft()
         var geometry: TOMLTable?
         var keymapLocation: SourceLocation?
         var keymapWarnings: [ConfigError.Problem] = []
-        var grabLocation: SourceLocation?
-        var presence = PresencePolicy.auto
         var scopes = ScopeMap()
-        var textInputSource = TextInputSource.auto
-        var stickyKeys = false
-        var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
         var commands: [Command] = []
         for part in parts {
             guard let c = part.config else { continue }
-            keymap = keymap.overlaying(c.keymap)
             keymapLocation = keymapLocation ?? c.keymapLocation
             keymapWarnings += c.keymapWarnings
-            func has(_ section: String, _ key: String) -> Bool {
-                if case .table(let t)? = part.root[section] { return t[key] != nil }
-                return false
+            let file = ConfigDraft(c)
+            for key in keys {
+                if case .table(let t)? = part.root[key.section], t[key.name] != nil { key.merge(&merged, file) }
             }
-            if has("devices", "include") { devices.include = c.devices.include }
-            if has("devices", "exclude") { devices.exclude = c.devices.exclude }
-            if has("devices", "internal") { devices.internal = c.devices.internal }
-            if has("devices", "external") { devices.external = c.devices.external }
-            if has("devices", "virtual") { devices.virtual = c.devices.virtual }
-            if has("accessibility", "sticky_keys") { stickyKeys = c.stickyKeys }
-            if has("settings", "presence") { presence = c.presence }
             // [scopes]: each app in one file only (checked above).
             for (app, entry) in c.scopes.apps { scopes.apps[app] = entry }
-            if has("devices", "grab") { devices.grab = c.devices.grab; grabLocation = c.grabLocation }
-            if has("osk", "backend") { osk.backend = c.osk.backend }
-            if has("osk", "on_present") { osk.onPresent = c.osk.onPresent }
-            if has("osk", "on_absent") { osk.onAbsent = c.osk.onAbsent }
-            if has("text_input", "source") { textInputSource = c.textInputSource }
-            if has("settings", "sequence_timeout_ms") { timeout = c.table.sequenceTimeoutMilliseconds }
             if let g = c.geometry { geometry = geometry ?? g }
             commands += c.table.commands
         }
@@ -159,15 +139,12 @@ extension ConfigLoader {
             list.sorted { (order[$0.location.path] ?? 0, $0.location.line) < (order[$1.location.path] ?? 0, $1.location.line) }
         }
         do {
-            let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
+            let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: merged.timeout)
             if problems.isEmpty {
-                var config = Config(path: paths.first ?? files.main, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk, scopes: scopes)
+                var config = Config(path: paths.first ?? files.main, table: table, geometry: geometry, scopes: scopes)
+                merged.apply(to: &config)
                 config.keymapLocation = keymapLocation
                 config.keymapWarnings = keymapWarnings
-                config.grabLocation = grabLocation
-                config.presence = presence
-                config.textInputSource = textInputSource
-                config.stickyKeys = stickyKeys
                 return config
             }
         } catch {

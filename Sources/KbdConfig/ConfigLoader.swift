@@ -52,128 +52,38 @@ public enum ConfigLoader {
             problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility]")
         }
 
-        // [keymap]
-        var keymap = KeymapNames()
+        // The sections of plain keys, through the one table of keys (ConfigKeys.swift).
+        var draft = ConfigDraft()
+        for section in keyedSections {
+            guard let entry = root.entry(section) else { continue }
+            guard case .table(let t) = entry.value else {
+                problem(entry.line, "\(section): expected a table ([\(section)])")
+                continue
+            }
+            readSection(section, t, path: path, into: &draft, problem: problem)
+        }
+
+        // [keymap]'s names, checked together against the rules' list (evdev.lst), with the
+        // nearest ones, and judged by libxkbcommon: a name it compiles is a warning, not an error.
         var keymapLocation: SourceLocation?
         var keymapWarnings: [ConfigError.Problem] = []
-        if let entry = root.entry("keymap") {
+        if let entry = root.entry("keymap"), case .table = entry.value {
             keymapLocation = SourceLocation(path: path, line: entry.line)
-            if case .table(let t) = entry.value {
-                var lines: [String: Int] = [:]
-                defer {
-                    // Names checked against the rules' list (evdev.lst), with the nearest ones, and
-                    // judged by libxkbcommon: a name it compiles is a warning, not an error.
-                    if let list = XkbRulesList.load(rules: keymap.rules) {
-                        let found = list.problems(keymap)
-                        let compiled = found.isEmpty ? nil : (try? XkbContext()).flatMap { try? XkbKeymap(context: $0, names: keymap) }
-                        let judged = XkbRulesList.judge(found, compiled: compiled)
-                        for p in judged.errors { problem(lines[p.field] ?? entry.line, "keymap.\(p.field): \(p.message)") }
-                        keymapWarnings = judged.warnings.map {
-                            ConfigError.Problem(location: SourceLocation(path: path, line: lines[$0.field] ?? entry.line), message: "keymap.\($0.field): \($0.warning)")
-                        }
-                    }
+            let keymap = draft.keymap, lines = draft.keymapLines
+            if let list = XkbRulesList.load(rules: keymap.rules) {
+                let found = list.problems(keymap)
+                let compiled = found.isEmpty ? nil : (try? XkbContext()).flatMap { try? XkbKeymap(context: $0, names: keymap) }
+                let judged = XkbRulesList.judge(found, compiled: compiled)
+                for p in judged.errors { problem(lines[p.field] ?? entry.line, "keymap.\(p.field): \(p.message)") }
+                keymapWarnings = judged.warnings.map {
+                    ConfigError.Problem(location: SourceLocation(path: path, line: lines[$0.field] ?? entry.line), message: "keymap.\($0.field): \($0.warning)")
                 }
-                for e in t.entries {
-                    lines[e.key] = e.line
-                    guard case .string(let s) = e.value else {
-                        problem(e.line, "keymap.\(e.key): expected a string, found \(e.value.kindDescription)")
-                        continue
-                    }
-                    switch e.key {
-                    case "rules": keymap.rules = s
-                    case "model": keymap.model = s
-                    case "layout": keymap.layout = s
-                    case "variant": keymap.variant = s
-                    case "options": keymap.options = s
-                    default: problem(e.line, "unknown key 'keymap.\(e.key)'\(hint(e.key, ["rules", "model", "layout", "variant", "options"])); expected rules, model, layout, variant or options")
-                    }
-                }
-            } else {
-                problem(entry.line, "keymap: expected a table ([keymap])")
-            }
-        }
-
-        // [settings]
-        var timeout = CommandTable.defaultSequenceTimeoutMilliseconds
-        var presence = PresencePolicy.auto
-        if let entry = root.entry("settings") {
-            if case .table(let t) = entry.value {
-                for e in t.entries {
-                    switch e.key {
-                    case "sequence_timeout_ms":
-                        if case .integer(let v) = e.value, v > 0, v <= 60_000 { timeout = Int(v) } else {
-                            problem(e.line, "settings.sequence_timeout_ms: expected an integer from 1 to 60000")
-                        }
-                    case "presence":
-                        if case .string(let name) = e.value, let p = PresencePolicy(rawValue: name) { presence = p } else {
-                            problem(e.line, "settings.presence: expected one of \(PresencePolicy.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
-                        }
-                    default: problem(e.line, "unknown key 'settings.\(e.key)'\(hint(e.key, ["sequence_timeout_ms", "presence"])); expected sequence_timeout_ms or presence")
-                    }
-                }
-            } else {
-                problem(entry.line, "settings: expected a table ([settings])")
-            }
-        }
-
-        // [devices]
-        var devices = DeviceFilter()
-        var grabLocation: SourceLocation?
-        if let entry = root.entry("devices") {
-            if case .table(let t) = entry.value {
-                for e in t.entries {
-                    switch e.key {
-                    case "include", "exclude", "internal", "external", "virtual":
-                        guard let list = stringArray(e.value) else {
-                            problem(e.line, "devices.\(e.key): expected an array of device names or \"vendor:product\" ids")
-                            continue
-                        }
-                        switch e.key {
-                        case "include": devices.include = list
-                        case "exclude": devices.exclude = list
-                        case "internal": devices.internal = list
-                        case "virtual": devices.virtual = list
-                        default: devices.external = list
-                        }
-                    case "grab":
-                        if case .boolean(let b) = e.value { devices.grab = b; grabLocation = SourceLocation(path: path, line: e.line) } else { problem(e.line, "devices.grab: expected true or false") }
-                    default: problem(e.line, "unknown key 'devices.\(e.key)'\(hint(e.key, ["include", "exclude", "internal", "external", "virtual", "grab"])); expected include, exclude, internal, external, virtual or grab")
-                    }
-                }
-            } else {
-                problem(entry.line, "devices: expected a table ([devices])")
             }
         }
 
         var geometry: TOMLTable?
         if let entry = root.entry("geometry") {
             if case .table(let t) = entry.value { geometry = t } else { problem(entry.line, "geometry: expected a table ([geometry])") }
-        }
-
-        // [osk] (the session agent's)
-        var osk = OnScreenKeyboardSettings()
-        if let entry = root.entry("osk") {
-            if case .table(let t) = entry.value {
-                for e in t.entries {
-                    switch e.key {
-                    case "backend":
-                        if case .string(let name) = e.value, let b = OnScreenKeyboardSettings.Backend(rawValue: name) {
-                            osk.backend = b
-                        } else {
-                            problem(e.line, "osk.backend: expected one of \(OnScreenKeyboardSettings.Backend.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
-                        }
-                    case "on_present", "on_absent":
-                        guard let list = stringArray(e.value), !list.isEmpty, !list[0].isEmpty else {
-                            problem(e.line, "osk.\(e.key): expected a non-empty array of strings: the program and its arguments (no shell)")
-                            continue
-                        }
-                        if e.key == "on_present" { osk.onPresent = list } else { osk.onAbsent = list }
-                    default: problem(e.line, "unknown key 'osk.\(e.key)'\(hint(e.key, ["backend", "on_present", "on_absent"])); expected backend, on_present or on_absent")
-                    }
-                }
-            } else {
-                problem(entry.line, "osk: expected a table ([osk])")
-            }
         }
 
         // [scopes] (the session agent's)
@@ -185,46 +95,6 @@ public enum ConfigLoader {
                 }
             } else {
                 problem(entry.line, "scopes: expected a table ([scopes]) from app id or WM class to a list of scopes")
-            }
-        }
-
-        // [text_input] (the session agent's)
-        var textInputSource = TextInputSource.auto
-        if let entry = root.entry("text_input") {
-            if case .table(let t) = entry.value {
-                for e in t.entries {
-                    switch e.key {
-                    case "source":
-                        if case .string(let name) = e.value, let s = TextInputSource(rawValue: name) {
-                            textInputSource = s
-                        } else {
-                            let names = TextInputSource.allCases.map(\.rawValue)
-                            let found = if case .string(let name) = e.value { "'\(name)'\(hint(name, names))" } else { e.value.kindDescription }
-                            problem(e.line, "text_input.source: expected one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")), found \(found)")
-                        }
-                    default: problem(e.line, "unknown key 'text_input.\(e.key)'\(hint(e.key, ["source"])); expected source")
-                    }
-                }
-            } else {
-                problem(entry.line, "text_input: expected a table ([text_input])")
-            }
-        }
-
-        // [accessibility]
-        var stickyKeys = false
-        if let entry = root.entry("accessibility") {
-            if case .table(let t) = entry.value {
-                for e in t.entries {
-                    switch e.key {
-                    case "sticky_keys":
-                        if case .boolean(let b) = e.value { stickyKeys = b } else {
-                            problem(e.line, "accessibility.sticky_keys: expected true or false, found \(e.value.kindDescription)")
-                        }
-                    default: problem(e.line, "unknown key 'accessibility.\(e.key)'\(hint(e.key, ["sticky_keys"])); expected sticky_keys")
-                    }
-                }
-            } else {
-                problem(entry.line, "accessibility: expected a table ([accessibility])")
             }
         }
 
@@ -246,15 +116,12 @@ public enum ConfigLoader {
 
         // Conflicts are checked among the commands that parsed, so one run reports everything.
         do {
-            let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: timeout)
+            let table = try CommandTable(commands: commands, sequenceTimeoutMilliseconds: draft.timeout)
             if problems.isEmpty {
-                var config = Config(path: path, keymap: keymap, table: table, devices: devices, geometry: geometry, osk: osk, scopes: scopes)
+                var config = Config(path: path, table: table, geometry: geometry, scopes: scopes)
+                draft.apply(to: &config)
                 config.keymapLocation = keymapLocation
                 config.keymapWarnings = keymapWarnings
-                config.grabLocation = grabLocation
-                config.presence = presence
-                config.textInputSource = textInputSource
-                config.stickyKeys = stickyKeys
                 return config
             }
         } catch {
@@ -333,7 +200,7 @@ public enum ConfigLoader {
         }
     }
 
-    private static func stringArray(_ value: TOMLValue) -> [String]? {
+    static func stringArray(_ value: TOMLValue) -> [String]? {
         guard case .array(let elements, _) = value else { return nil }
         var out: [String] = []
         for e in elements {
