@@ -1,0 +1,143 @@
+import CLinux
+import KbdSystem
+import KbdConfig
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The text-input watch's bus client: KWin's property and AT-SPI's focus events, read in the
+// watch's child process (TextInputWatch.swift); what they mean is decided in
+// TextInputDecision.swift.
+
+/// The child's side of TextInputWatch: connects, listens, writes lines.
+struct TextInputProducer {
+    let output: Int32
+
+    static let kwinName = "org.kde.KWin"
+    static let kwinPath = "/VirtualKeyboard"
+    static let kwinInterface = "org.kde.kwin.VirtualKeyboard"
+    static let kwinProperty = "activeClientSupportsTextInput"
+
+    func run(source: TextInputSource) {
+        do {
+            let session = try MessageBus()
+            switch source {
+            case .none: return
+            case .kwin: try kwin(session)
+            case .accessibility: try accessibility(session)
+            case .auto:
+                if session.hasOwner(Self.kwinName), (try? kwinValue(session)) != nil {
+                    try kwin(session)
+                } else {
+                    try accessibility(session)
+                }
+            }
+        } catch {
+            say("error \(error)")
+        }
+    }
+
+    private func say(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(output, $0.baseAddress! + written, $0.count - written) }
+            if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else { _exit(0) }  // the agent is gone
+        }
+    }
+
+    private func kwinValue(_ bus: MessageBus) throws(MessageBus.Failure) -> Bool {
+        try bus.getBool(Self.kwinName, Self.kwinPath, Self.kwinInterface, Self.kwinProperty)
+    }
+
+    /// KWin tells whether the focused Wayland client uses text input (text-input v2/v3).
+    private func kwin(_ bus: MessageBus) throws(MessageBus.Failure) {
+        try bus.addMatch("type='signal',sender='\(Self.kwinName)',path='\(Self.kwinPath)',interface='\(Self.kwinInterface)',member='\(Self.kwinProperty)Changed'")
+        try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.kwinName)'")
+        var value = try kwinValue(bus)
+        say("source KWin's \(Self.kwinProperty)")
+        say(value ? "1" : "0")
+        while true {
+            let signal = try bus.nextSignal()
+            if signal.member == "NameOwnerChanged" {
+                if signal.newOwner.isEmpty { say("0"); throw MessageBus.Failure(operation: "KWin", message: "left the session bus") }
+                continue
+            }
+            let now = try kwinValue(bus)
+            if now != value { value = now; say(now ? "1" : "0") }
+        }
+    }
+
+    /// AT-SPI: the focused object's role and states, from the accessibility bus.
+    private func accessibility(_ session: MessageBus) throws(MessageBus.Failure) {
+        let address = try session.callString("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress")
+        let bus = try MessageBus(address: address)
+        try bus.addMatch("type='signal',interface='org.a11y.atspi.Event.Object',member='StateChanged',arg0='focused'")
+        try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+        // Toolkits send only the events someone registered for (GTK 3 sends state changes
+        // anyway; GTK 4 and Qt ask the registry).
+        do {
+            try bus.call("org.a11y.atspi.Registry", "/org/a11y/atspi/registry", "org.a11y.atspi.Registry", "RegisterEvent", string: "object:state-changed:focused")
+        } catch {
+            say("warning the accessibility registry did not take the event listener: \(error)")
+        }
+        say("source the accessibility bus (AT-SPI focus events)")
+        var focus = AccessibleFocus()
+        // What has the focus now (the agent may start after the user focused a text field).
+        if let object = focusedNow(bus) {
+            focus.focused(object, takesText: takesText(bus, object))
+        }
+        var said: Bool? = focus.textInput
+        say(focus.textInput ? "1" : "0")
+        while true {
+            let signal = try bus.nextSignal()
+            if signal.member == "NameOwnerChanged" {
+                if signal.newOwner.isEmpty { focus.applicationGone(signal.detail) }
+            } else if signal.member == "StateChanged", signal.detail == "focused" {
+                let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
+                if signal.detail1 != 0 {
+                    focus.focused(object, takesText: takesText(bus, object))
+                } else {
+                    focus.unfocused(object)
+                }
+            } else {
+                continue
+            }
+            if focus.textInput != said { said = focus.textInput; say(focus.textInput ? "1" : "0") }
+        }
+    }
+
+    private func takesText(_ bus: MessageBus, _ object: AccessibleFocus.Object) -> Bool {
+        do {
+            let role = try bus.callUInt32(object.application, object.path, "org.a11y.atspi.Accessible", "GetRole")
+            let states = try bus.callUInt32Array(object.application, object.path, "org.a11y.atspi.Accessible", "GetState")
+            return AccessibleText.takesText(role: role, states: states)
+        } catch {
+            return false  // gone already
+        }
+    }
+
+    /// The focused object of the desktop, found once at start: the registry's applications,
+    /// their active window, and in it (depth first, through showing objects only, at most
+    /// 2,000 objects) the one with the FOCUSED state. (GTK 3's application objects do not
+    /// answer Collection.GetMatches, so the tree is walked.)
+    private func focusedNow(_ bus: MessageBus) -> AccessibleFocus.Object? {
+        let accessible = "org.a11y.atspi.Accessible"
+        func states(_ o: MessageBus.ObjectReference) -> [UInt32] { (try? bus.callUInt32Array(o.name, o.path, accessible, "GetState")) ?? [] }
+        func children(_ o: MessageBus.ObjectReference) -> [MessageBus.ObjectReference] { (try? bus.callObjects(o.name, o.path, accessible, "GetChildren")) ?? [] }
+        var budget = 2_000
+        for app in children(MessageBus.ObjectReference(name: "org.a11y.atspi.Registry", path: "/org/a11y/atspi/accessible/root")) {
+            for window in children(app) where AccessibleText.has(AccessibleText.stateActive, in: states(window)) {
+                var stack = children(window).reversed() as [MessageBus.ObjectReference]
+                while let o = stack.popLast(), budget > 0 {
+                    budget -= 1
+                    let s = states(o)
+                    if AccessibleText.has(AccessibleText.stateFocused, in: s) { return AccessibleFocus.Object(application: o.name, path: o.path) }
+                    if AccessibleText.has(AccessibleText.stateShowing, in: s) { stack += children(o).reversed() }
+                }
+            }
+        }
+        return nil
+    }
+
+}
