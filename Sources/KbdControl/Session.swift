@@ -1,4 +1,4 @@
-import KbdCore
+public import KbdCore
 public import KbdCommands
 public import KbdPipeline
 public import KbdJSON
@@ -13,8 +13,10 @@ public final class ControlSession {
     public struct Peer: Sendable, Equatable {
         public var id: Int
         public var uid: UInt32
-        /// Root, the service's user or a member of its group: every request. Otherwise a
-        /// user's client (a session agent): its own table, presence and geometry only.
+        /// An operator (root, the service's user or a member of its group): every request,
+        /// and its table fires whoever is at the keyboard. Otherwise a user's client (a
+        /// session agent): its own table, fired only for keys typed on a seat where its uid
+        /// owns the active session; claims that steer the system table only while it does.
         public var trusted: Bool
         public init(id: Int, uid: UInt32, trusted: Bool) {
             self.id = id
@@ -54,8 +56,13 @@ public final class ControlSession {
         /// The scopes routing `owner`'s own table (nil: it follows the system table's).
         case ownScopes(owner: Int, [String]?)
         case ownTextInput(owner: Int, Bool?)
-        /// `owner`'s table (nil: removed).
-        case userTable(owner: Int, CommandTable?)
+        /// `owner`'s table (nil: removed). `uid` is set for a table that is not an operator's:
+        /// it fires only for keys typed on a seat where that uid owns the active session.
+        case userTable(owner: Int, CommandTable?, uid: UInt32?)
+        /// Who is at each seat changed: the pipeline routes by it (and starts over).
+        case activeSessions(ActiveSessions)
+        /// Tell the clients of `uid` that its session on `seat` became active or not.
+        case sessionEvent(uid: UInt32, seat: String, active: Bool)
         case subscribe(client: Int, Set<PipelineEvent.Kind>)
         /// Reload the config; the daemon answers with `reloaded(outcome:)`.
         case reload
@@ -74,21 +81,53 @@ public final class ControlSession {
     /// At most this many commands in one registered table.
     public static let maxRegisteredCommands = ControlRequest.maxRegisteredCommands
 
-    private var scopeClaims: [(client: Int, scopes: [String])] = []
-    private var textInputClaims: [(client: Int, active: Bool)] = []
-    private var userTables: [(owner: Int, uid: UInt32, table: CommandTable)] = []
+    private struct Claim<Value> {
+        var client: Int
+        var uid: UInt32
+        var trusted: Bool
+        var value: Value
+    }
+    private var scopeClaims: [Claim<[String]>] = []
+    private var textInputClaims: [Claim<Bool>] = []
+    private var userTables: [(owner: Int, uid: UInt32, trusted: Bool, table: CommandTable)] = []
+    /// Who is at each seat (the daemon feeds it from logind), and why logind is not followed.
+    public private(set) var sessions = ActiveSessions.unavailable
+    public private(set) var loginProblem: String? = "logind is not followed yet"
 
     public init() {}
 
-    /// The system table's scopes: the newest claim.
-    public var systemScopes: [String] { scopeClaims.last?.scopes ?? [] }
-    /// Whether text is being typed, for the system table: the newest claim.
-    public var systemTextInput: Bool { textInputClaims.last?.active ?? false }
+    /// Whether a claim steers the system table: an operator's, or the claim of a user whose
+    /// session is active on a seat (the person at the keyboard).
+    private func steers<Value>(_ claim: Claim<Value>) -> Bool { claim.trusted || sessions.isActive(claim.uid) }
+
+    /// The system table's scopes: the newest claim of an operator or of the active session's user.
+    public var systemScopes: [String] { scopeClaims.last { steers($0) }?.value ?? [] }
+    /// Whether text is being typed, for the system table: the newest such claim.
+    public var systemTextInput: Bool { textInputClaims.last { steers($0) }?.value ?? false }
     /// The clients with a registered table.
     public var tableOwners: [Int] { userTables.map(\.owner) }
     public func table(of owner: Int) -> CommandTable? { userTables.first { $0.owner == owner }?.table }
-    public func ownScopes(_ owner: Int) -> [String]? { scopeClaims.last { $0.client == owner }?.scopes }
-    public func ownTextInput(_ owner: Int) -> Bool? { textInputClaims.last { $0.client == owner }?.active }
+    public func ownScopes(_ owner: Int) -> [String]? { scopeClaims.last { $0.client == owner }?.value }
+    public func ownTextInput(_ owner: Int) -> Bool? { textInputClaims.last { $0.client == owner }?.value }
+
+    /// Who is at each seat now (from logind; `problem`: why it is not followed, nil when it
+    /// is). Returns what to apply: the pipeline's routing, the system table's claims (a user
+    /// who left the seat no longer steers them) and an event for each user who came or left.
+    public func sessionsChanged(_ next: ActiveSessions, problem: String?) -> [Effect] {
+        let scopesBefore = systemScopes, textInputBefore = systemTextInput
+        let changes = next.changes(from: sessions)
+        sessions = next
+        loginProblem = problem
+        var effects: [Effect] = [.activeSessions(next)]
+        if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
+        if systemTextInput != textInputBefore { effects.append(.systemTextInput(systemTextInput)) }
+        for change in changes {
+            if let from = change.from { effects.append(.sessionEvent(uid: from, seat: change.seat, active: false)) }
+            if let to = change.to { effects.append(.sessionEvent(uid: to, seat: change.seat, active: true)) }
+            effects.append(.log(.info, "seat \(change.seat): active session now \(change.to.map { "uid \($0)" } ?? "none")\(change.from.map { " (was uid \($0))" } ?? "")"))
+        }
+        return effects
+    }
 
     /// Handles one request line from `peer`.
     public func handle(_ line: String, from peer: Peer, view: View) -> Outcome {
@@ -116,7 +155,7 @@ public final class ControlSession {
         case .setScopes(let list):
             let before = systemScopes
             scopeClaims.removeAll { $0.client == peer.id }
-            scopeClaims.append((peer.id, list))
+            scopeClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: list))
             var effects: [Effect] = []
             if systemScopes != before { effects.append(.systemScopes(systemScopes)) }
             effects.append(.ownScopes(owner: peer.id, list))
@@ -126,7 +165,7 @@ public final class ControlSession {
         case .setTextInput(let active):
             let before = systemTextInput
             textInputClaims.removeAll { $0.client == peer.id }
-            textInputClaims.append((peer.id, active))
+            textInputClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: active))
             var effects: [Effect] = []
             if systemTextInput != before { effects.append(.systemTextInput(systemTextInput)) }
             effects.append(.ownTextInput(owner: peer.id, active))
@@ -156,7 +195,7 @@ public final class ControlSession {
         var effects: [Effect] = []
         if userTables.contains(where: { $0.owner == client }) {
             userTables.removeAll { $0.owner == client }
-            effects.append(.userTable(owner: client, nil))
+            effects.append(.userTable(owner: client, nil, uid: nil))
         }
         effects += [.ownScopes(owner: client, nil), .ownTextInput(owner: client, nil)]
         if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
@@ -164,10 +203,11 @@ public final class ControlSession {
         return effects
     }
 
-    /// `list_commands`: the service's table in the responder-chain order now active, with
-    /// `scopes` (global last) and `text_input`; a client with a registered table also gets
-    /// it with the scopes routing it. A user's client sees its own scopes, never what
-    /// another user's session focused.
+    /// `list_commands`: for an operator, the service's table in the responder-chain order now
+    /// active, with `scopes` (global last) and `text_input`; a client with a registered table
+    /// also gets it with the scopes routing it. A user's client (not an operator) sees its own
+    /// table and its own claims only: never the system table's claims, which may be another
+    /// user's session's focus.
     func listCommands(for peer: Peer, systemTable: CommandTable) -> ControlReply.CommandsListing {
         func chain(_ list: [String]) -> [String] {
             var seen: Set<String> = []
@@ -181,16 +221,17 @@ public final class ControlSession {
         let active = peer.trusted ? systemScopes : (ownScopes(peer.id) ?? [])
         let activeText = peer.trusted ? systemTextInput : (ownTextInput(peer.id) ?? false)
         var result = ControlReply.CommandsListing(
-            commands: listed(CommandListing(table: systemTable, activeScopes: active.isEmpty ? nil : active)),
+            commands: peer.trusted ? listed(CommandListing(table: systemTable, activeScopes: active.isEmpty ? nil : active)) : [],
             scopes: chain(active), textInput: activeText)
         // The caller's own table: the one it registered, else the one its uid's agent registered
         // (`commands --active` run by the user shows their agent's table and scopes).
         let owner = table(of: peer.id) != nil ? peer.id : userTables.first { $0.uid == peer.uid }?.owner
         if let owner, let table = table(of: owner) {
-            // A table follows its owner's claims, else the system table's.
-            let scopes = ownScopes(owner) ?? systemScopes
+            // A table follows its owner's claims, else the system table's (an operator sees
+            // which; a user's client sees only its own claims).
+            let scopes = ownScopes(owner) ?? (peer.trusted ? systemScopes : [])
             result.user = .init(commands: listed(CommandListing(table: table, activeScopes: scopes.isEmpty ? nil : scopes)),
-                                scopes: chain(scopes), textInput: ownTextInput(owner) ?? systemTextInput)
+                                scopes: chain(scopes), textInput: ownTextInput(owner) ?? (peer.trusted ? systemTextInput : false))
         }
         return result
     }
@@ -211,6 +252,12 @@ public final class ControlSession {
     /// the same conflicts as a config's; routed after the system table, its commands sent to
     /// this client only.
     func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for peer: Peer, systemTable: CommandTable) -> Outcome {
+        if !peer.trusted, !sessions.available {
+            // Without logind nobody is known to be at a keyboard: a user's table could only
+            // fire for someone else's typing.
+            let why = loginProblem ?? "logind is not running"
+            return Outcome(reply: .refused(name: "register", message: "uid \(peer.uid) is not in the service's group, and a user's table fires only for keys typed at a seat where that user's logind session is active; logind cannot be followed: \(why)"), effects: [])
+        }
         var commands: [Command] = []
         var problems: [String] = []
         for (i, spec) in specs.enumerated() {
@@ -232,10 +279,11 @@ public final class ControlSession {
             return Outcome(reply: .refused(name: "register", message: problems.prefix(20).joined(separator: "; ")), effects: [])
         }
         userTables.removeAll { $0.owner == peer.id }
-        userTables.append((peer.id, peer.uid, table))
+        userTables.append((peer.id, peer.uid, peer.trusted, table))
         // Chords the system table binds in the same scope never reach the user's table.
         let shadowed = table.commands.filter { c in systemTable.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
         return Outcome(reply: .register(commands: table.commands.count, shadowed: shadowed.map(\.id)),
-                       effects: [.userTable(owner: peer.id, table), .log(.info, "control: uid \(peer.uid) registered \(table.commands.count) commands")])
+                       effects: [.userTable(owner: peer.id, table, uid: peer.trusted ? nil : peer.uid),
+                                 .log(.info, "control: uid \(peer.uid) registered \(table.commands.count) commands\(peer.trusted ? "" : sessions.isActive(peer.uid) ? " (active on \(sessions.seats(of: peer.uid).joined(separator: ", ")))" : " (no active session on any seat: fires when it has one)")")])
     }
 }

@@ -35,6 +35,8 @@ struct Bench {
             say("wrote \(n) events to \(args[i + 1])")
         case "attack":
             Attack.run(chords: option("--chords", 1000))
+        case "seats":
+            Seats.run(changes: option("--changes", 1))
         case "attacker":
             guard args.count >= 2 else { usage() }
             Attack.attacker(args[0], args[1])
