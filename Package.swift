@@ -209,7 +209,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "KbdAgent", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput",
+            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "KbdAgent", "KbdService", "xkb-reference", "kbd-fuzz", "kbd-bench",
+                           "HardwareInput", "KbdTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
