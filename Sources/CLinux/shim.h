@@ -10,6 +10,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <malloc.h>
+
+/* Gives free memory at the top of malloc's heaps back to the system (after a client's table left). */
+static inline void kbd_malloc_trim(void) { (void)malloc_trim(0); }
 
 /* glibc's POSIX_SPAWN_SETSID (a GNU extension). */
 #define KBD_POSIX_SPAWN_SETSID 0x80

@@ -35,9 +35,12 @@ public final class ControlSession {
         public var systemTable: CommandTable
         public var allowKeyEvents: Bool
         public var devices: () -> [JSONValue]
+        /// Now, on the clock of event times (the per-uid registration budget refills with it).
+        public var now: EventTime
 
         public init(hardwareKeyboard: Bool, presenceReason: String, started: Double = 0, geometry: JSONObject?, systemTable: CommandTable,
-                    allowKeyEvents: Bool, devices: @escaping () -> [JSONValue]) {
+                    allowKeyEvents: Bool, devices: @escaping () -> [JSONValue], now: EventTime = .zero) {
+            self.now = now
             self.hardwareKeyboard = hardwareKeyboard
             self.presenceReason = presenceReason
             self.started = started
@@ -80,6 +83,19 @@ public final class ControlSession {
 
     /// At most this many commands in one registered table.
     public static let maxRegisteredCommands = ControlRequest.maxRegisteredCommands
+    /// At most this many chords in one registered command's sequence.
+    public static let maxSequenceChords = 16
+    /// What the tables of one uid outside the service's group may hold together (all its
+    /// connections): commands, chords (the chord nodes' bound) and bytes of their text.
+    public static let maxUserCommands = 2000
+    public static let maxUserChords = 8000
+    public static let maxUserBytes = 256 * 1024
+    /// Registration work of one uid outside the service's group, in bytes of its commands'
+    /// text: at most this much per second (a bucket that holds one second's worth).
+    public static let userWorkPerSecond = 256 * 1024
+
+    /// Per uid outside the service's group: the work budget left and when it was counted.
+    private var workBudget: [UInt32: (left: Int, at: EventTime)] = [:]
 
     private struct Claim<Value> {
         var client: Int
@@ -144,7 +160,7 @@ public final class ControlSession {
         }
         switch request {
         case .register(let specs, let timeout):
-            return register(specs, timeout: timeout, for: peer, systemTable: view.systemTable)
+            return register(specs, timeout: timeout, for: peer, view: view)
         case .subscribe(let kinds):
             if kinds.contains(.key) && !view.allowKeyEvents {
                 return Outcome(reply: .refused(name: "subscribe", message: "key events carry typed text; the daemon was not started with --allow-key-events"), effects: [])
@@ -251,12 +267,18 @@ public final class ControlSession {
     /// A user's table: each command held to a config's rules (CommandFields), the table to
     /// the same conflicts as a config's; routed after the system table, its commands sent to
     /// this client only.
-    func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for peer: Peer, systemTable: CommandTable) -> Outcome {
+    func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for peer: Peer, view: View) -> Outcome {
+        let systemTable = view.systemTable
         if !peer.trusted, !sessions.available {
             // Without logind nobody is known to be at a keyboard: a user's table could only
             // fire for someone else's typing.
             let why = loginProblem ?? "logind is not running"
             return Outcome(reply: .refused(name: "register", message: "uid \(peer.uid) is not in the service's group, and a user's table fires only for keys typed at a seat where that user's logind session is active; logind cannot be followed: \(why)"), effects: [])
+        }
+        let cost = specs.reduce(0) { $0 + Self.size(of: $1) }
+        if !peer.trusted {
+            if let refusal = chargeWork(cost, uid: peer.uid, now: view.now) { return Outcome(reply: .refused(name: "register", message: refusal), effects: []) }
+            if let refusal = userBound(specs, cost: cost, for: peer) { return Outcome(reply: .refused(name: "register", message: refusal), effects: []) }
         }
         var commands: [Command] = []
         var problems: [String] = []
@@ -265,7 +287,15 @@ public final class ControlSession {
                 id: spec.id, title: spec.title, keys: spec.keys, scope: spec.scope, repeat: spec.repeat,
                 priorityOverTextInput: spec.priorityOverTextInput, location: SourceLocation(path: "commands[\(i)]", line: i + 1)
             ) { _, message in problems.append("commands[\(i)] (\(spec.id)): \(message)") }
-            if let command { commands.append(command) }
+            if let command {
+                if command.keys.count > Self.maxSequenceChords {
+                    problems.append("commands[\(i)] (\(spec.id)): keys: a sequence of \(command.keys.count) chords; at most \(Self.maxSequenceChords) may be registered")
+                } else {
+                    commands.append(command)
+                }
+            }
+            // A few problems say what is wrong; more would only cost the loop's time.
+            if problems.count >= 20 { break }
         }
         var table: CommandTable?
         if problems.isEmpty {
@@ -285,5 +315,43 @@ public final class ControlSession {
         return Outcome(reply: .register(commands: table.commands.count, shadowed: shadowed.map(\.id)),
                        effects: [.userTable(owner: peer.id, table, uid: peer.trusted ? nil : peer.uid),
                                  .log(.info, "control: uid \(peer.uid) registered \(table.commands.count) commands\(peer.trusted ? "" : sessions.isActive(peer.uid) ? " (active on \(sessions.seats(of: peer.uid).joined(separator: ", ")))" : " (no active session on any seat: fires when it has one)")")])
+    }
+
+    /// The bytes a registered command costs (its text, and a fixed share for its entry).
+    static func size(of spec: ControlRequest.CommandSpec) -> Int {
+        64 + spec.id.utf8.count + (spec.title?.utf8.count ?? 0) + spec.keys.utf8.count + (spec.scope?.utf8.count ?? 0)
+    }
+
+    /// Takes `cost` from the uid's budget of registration work; why not, when it is spent.
+    private func chargeWork(_ cost: Int, uid: UInt32, now: EventTime) -> String? {
+        let rate = Self.userWorkPerSecond
+        var (left, at) = workBudget[uid] ?? (rate, now)
+        let elapsed = max(0, now.microseconds - at.microseconds)
+        left = min(rate, left + Int(min(elapsed, 1_000_000) * Int64(rate) / 1_000_000))
+        at = now
+        guard cost <= left else {
+            workBudget[uid] = (left, at)
+            let wait = (cost - left) * 1000 / rate + 1
+            return "uid \(uid) registers more than \(rate / 1024) KiB of commands per second; try again in \(wait) ms"
+        }
+        workBudget[uid] = (left - cost, at)
+        return nil
+    }
+
+    /// Why the uid's tables would outgrow their bound with this one, nil when they fit.
+    private func userBound(_ specs: [ControlRequest.CommandSpec], cost: Int, for peer: Peer) -> String? {
+        var commands = specs.count, chords = 0, bytes = cost
+        for spec in specs { chords += spec.keys.split(separator: " ").count }
+        for other in userTables where other.uid == peer.uid && other.owner != peer.id {
+            commands += other.table.commands.count
+            for c in other.table.commands {
+                chords += c.keys.count
+                bytes += 64 + c.id.utf8.count + c.title.utf8.count + c.keysText.utf8.count + c.scope.utf8.count
+            }
+        }
+        if commands > Self.maxUserCommands { return "uid \(peer.uid) would have \(commands) registered commands; at most \(Self.maxUserCommands) over all its connections" }
+        if chords > Self.maxUserChords { return "uid \(peer.uid) would have \(chords) registered chords; at most \(Self.maxUserChords) over all its connections" }
+        if bytes > Self.maxUserBytes { return "uid \(peer.uid) would have \(bytes / 1024) KiB of registered commands; at most \(Self.maxUserBytes / 1024) KiB over all its connections" }
+        return nil
     }
 }

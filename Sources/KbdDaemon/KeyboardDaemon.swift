@@ -502,7 +502,10 @@ public final class KeyboardDaemon {
         if let reason { logger.warning("control: disconnecting client \(client.id): \(reason)") }
         control.remove(client)
         // What the client claimed leaves with it.
-        apply(session.disconnected(client.id), for: client)
+        let effects = session.disconnected(client.id)
+        apply(effects, for: client)
+        // A table that left gives its memory back to the system, not only to malloc.
+        if effects.contains(where: { if case .userTable = $0 { true } else { false } }) { kbd_malloc_trim() }
     }
 
     private func clientReady(_ client: ControlServer.Client, events: UInt32) {
@@ -534,7 +537,7 @@ public final class KeyboardDaemon {
         let view = ControlSession.View(
             hardwareKeyboard: pipeline.presence.reported, presenceReason: pipeline.presence.reason.rawValue,
             started: Double(started.microseconds) / 1_000_000, geometry: pipeline.geometry?.report.jsonObject(), systemTable: pipeline.table, allowKeyEvents: options.allowKeyEvents,
-            devices: { [unowned self] in self.deviceList().map(\.jsonValue) })
+            devices: { [unowned self] in self.deviceList().map(\.jsonValue) }, now: clock())
         let outcome = session.handle(line, from: peer, view: view)
         var reply = outcome.reply
         if apply(outcome.effects, for: client) {
