@@ -29,9 +29,9 @@ package final class WindowManagerIPC: FocusSource {
     /// Whether a focus event came before the tree's reply (then the tree is stale).
     private var sawFocusEvent = false
 
-    package init(path: String, name: String) throws(FocusSourceError) {
+    package init(path: String, name: String, owner: UInt32 = geteuid()) throws(FocusSourceError) {
         self.name = name
-        fd = try connectStream(path)
+        fd = try connectStream(path, owner: owner)
         do {
             try write(type: Self.subscribe, payload: #"["window"]"#)
             try write(type: Self.getTree, payload: "")

@@ -39,7 +39,7 @@ struct Bench {
             Seats.run(changes: option("--changes", 1))
         case "attacker":
             guard args.count >= 2 else { usage() }
-            Attack.attacker(args[0], args[1])
+            Attack.attacker(args[0], args[1], uid: args.count >= 3 ? UInt32(args[2]) : nil)
         case "agent-idle":
             mkdir("/tmp/kbd-bench", 0o755)
             mkdir("/tmp/kbd-bench/input-empty", 0o755)
