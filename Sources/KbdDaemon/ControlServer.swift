@@ -94,6 +94,10 @@ final class ControlServer {
     let userAgents: Bool
     let readBudget = 64 * 1024
     let linesPerWakeup = 64
+    /// Request bytes handled per turn of the loop over all clients: many clients sending
+    /// large registrations at once are served a 64 KiB line or so per turn, keys in between.
+    let turnByteBudget = 64 * 1024
+    private(set) var turnBytes = 0
     /// Output above which a client's requests are not read until it reads its replies.
     let pauseReadingAbove = 256 * 1024
     private(set) var clients: [Int32: Client] = [:]
@@ -338,17 +342,26 @@ final class ControlServer {
         return handleBuffered(client, handle: handle)
     }
 
-    /// Handles up to `linesPerWakeup` lines already received.
+    /// A new turn of the loop: the request bytes budget starts over.
+    func startTurn() { turnBytes = 0 }
+
+    /// Handles up to `linesPerWakeup` lines already received (fewer when this turn's request
+    /// bytes are spent: the rest waits for the next turn, after the keys).
     func handleBuffered(_ client: Client, handle: (String) -> Bool) -> ReadOutcome {
         backlog.remove(client.fd)
         var handled = 0
         while handled < linesPerWakeup {
+            if turnBytes >= turnByteBudget, client.input.pendingBytes > 0 {
+                backlog.insert(client.fd)
+                return .open
+            }
             client.input.skipEmptyLines()
             switch client.input.nextLine() {
             case .line(let bytes):
                 // Blank lines (only spaces or CR) need no reply and cost no allocation.
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
                 handled += 1
+                turnBytes += bytes.count
                 if !handle(String(decoding: bytes, as: UTF8.self)) { return .open }
             case .tooLong:
                 return .closed(reason: "request line longer than \(maxLineBytes) bytes")

@@ -210,6 +210,7 @@ public final class KeyboardDaemon {
     /// Waits for activity (at most until the next deadline, or `maxWaitMilliseconds`) and handles it.
     public func runOnce(maxWaitMilliseconds: Int?) {
         reloadThisTurn = nil
+        control?.startTurn()
         var timeout: Int32 = -1
         var deadline = pipeline.nextDeadline
         if let r = runner.nextDeadline, deadline == nil || r < deadline! { deadline = r }
