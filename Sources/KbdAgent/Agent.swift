@@ -163,10 +163,13 @@ final class AgentLoop {
     func run() {
         while !stop {
             var timeout: Int32 = -1
-            if let r = runner.nextDeadline { timeout = Int32(max(0, min(60_000, (r.microseconds - monotonicNow().microseconds) / 1000 + 1))) }
+            var deadline = runner.nextDeadline
+            if let h = osk.hookDue, deadline == nil || h < deadline! { deadline = h }
+            if let r = deadline { timeout = Int32(max(0, min(60_000, (r.microseconds - monotonicNow().microseconds) / 1000 + 1))) }
             epoll.wait(timeoutMilliseconds: timeout, into: &ready)
             for r in ready { dispatch(r) }
             if let r = runner.nextDeadline, r <= monotonicNow() { runner.advance(to: monotonicNow()) }
+            osk.settleHooks()
         }
         osk.restore()
         stopTextInputWatch()

@@ -1,6 +1,7 @@
 import Logging
 import KbdConfig
 import KbdSystem
+import KbdCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,10 +42,23 @@ final class OnScreenKeyboard {
     private let marker: String?
     /// The backend a previous agent left switched off, until the first presence settles it.
     private var leftOff: OnScreenKeyboardSettings.Backend?
+    /// The hooks (`on_present`, `on_absent`) run at most once per debounce time, and never
+    /// twice in a row for the same value (a reconnect, presence toggling faster than the
+    /// service's debounce): `hooked` is the value whose hook ran last, `hookedAt` when.
+    /// A change inside the debounce time waits until `hookDue`, then runs the hook of the
+    /// value presence has by then, if it is not the one that ran.
+    private var hooked: Bool?
+    private var hookedAt: EventTime?
+    package private(set) var hookDue: EventTime?
+    let debounceMilliseconds: Int
+    private let clock: () -> EventTime
 
     /// `run(argv, label)` starts `on_present` / `on_absent` through the agent's runner.
     init(settings: OnScreenKeyboardSettings, desktop: any OnScreenKeyboardDesktop, logger: Logger, marker: String? = nil,
+         debounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, clock: @escaping () -> EventTime = monotonicNow,
          run: @escaping ([String], String) -> Void) {
+        self.debounceMilliseconds = debounceMilliseconds
+        self.clock = clock
         self.settings = settings
         self.desktop = desktop
         self.logger = logger
@@ -102,7 +116,7 @@ final class OnScreenKeyboard {
                 if now {
                     switchedOff = keyboard  // off, as it should be now: ours to put back later
                     logger.info("on-screen keyboard: \(keyboard.name) was left off by an agent that did not stop cleanly; on again when the keyboard leaves")
-                    if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+                    hook(true)
                     return
                 }
                 switchedOff = keyboard
@@ -114,11 +128,39 @@ final class OnScreenKeyboard {
         if now {
             switchedOff = hide()
             if switchedOff != nil { note(hiddenBackend) }
-            if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+            hook(true)
         } else {
             restore()
-            if !settings.onAbsent.isEmpty { run(settings.onAbsent, "osk.on_absent") }
+            hook(false)
         }
+    }
+
+    /// Runs the hook of `value` unless it ran last, or waits until the debounce time since
+    /// the last hook has passed.
+    private func hook(_ value: Bool) {
+        guard value != hooked else {
+            hookDue = nil
+            return
+        }
+        if let at = hookedAt, clock() < at.adding(milliseconds: debounceMilliseconds) {
+            hookDue = at.adding(milliseconds: debounceMilliseconds)
+            return
+        }
+        hookDue = nil
+        hooked = value
+        hookedAt = clock()
+        if value {
+            if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+        } else if !settings.onAbsent.isEmpty {
+            run(settings.onAbsent, "osk.on_absent")
+        }
+    }
+
+    /// At `hookDue`: the hook of the presence now, if it is not the one that ran last.
+    func settleHooks() {
+        guard let due = hookDue, clock() >= due else { return }
+        hookDue = nil
+        if let present { hook(present) }
     }
 
     /// Puts back what `hide` changed (presence false, the service gone, the agent stopping).
