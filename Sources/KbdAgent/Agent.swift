@@ -473,7 +473,7 @@ final class AgentLoop {
             return
         }
         do {
-            let watch = try TextInputWatch(source: source)
+            let watch = try TextInputWatch(source: source, currentDesktop: ProcessEnvironment.current()["XDG_CURRENT_DESKTOP"])
             try epoll.add(watch.fd, token: Token.textInput)
             textWatch = watch
         } catch {

@@ -202,14 +202,15 @@ final class OnScreenKeyboard {
         }
     }
 
-    /// The backend `auto` picks: squeekboard, then KWin, then GNOME Shell (its bus name,
-    /// or GNOME in XDG_CURRENT_DESKTOP), then wvkbd; `none` when none runs. squeekboard
-    /// comes first because Phosh (XDG_CURRENT_DESKTOP=Phosh:GNOME) runs it.
-    static func pick(hasOwner: (String) -> Bool, currentDesktop: String?, wvkbdRunning: Bool) -> OnScreenKeyboardSettings.Backend {
-        if hasOwner(Squeekboard.busName) { return .squeekboard }
-        if hasOwner(KWinVirtualKeyboard.busName) { return .kwin }
+    /// The backend `auto` picks, by the desktop (XDG_CURRENT_DESKTOP, a colon-separated
+    /// list): Phosh runs squeekboard (Phosh:GNOME, so it comes first), KDE is KWin, GNOME
+    /// is GNOME Shell; elsewhere wvkbd when it runs, else `none`. Never by bus names, which
+    /// any client of the session may own (issue 25): set `backend` for squeekboard elsewhere.
+    static func pick(currentDesktop: String?, wvkbdRunning: Bool) -> OnScreenKeyboardSettings.Backend {
         let desktops = (currentDesktop ?? "").split(separator: ":").map { $0.uppercased() }
-        if hasOwner(GnomeScreenKeyboard.shellBusName) || desktops.contains("GNOME") { return .gnome }
+        if desktops.contains("PHOSH") { return .squeekboard }
+        if desktops.contains("KDE") { return .kwin }
+        if desktops.contains("GNOME") { return .gnome }
         return wvkbdRunning ? .wvkbd : .none
     }
 }
