@@ -403,6 +403,10 @@ final class AgentLoop {
             guard registeredIDs.contains(id), let command = config?.table.command(id: id) else { return }
             logger.info("command \(id)")
             if !command.run.isEmpty { runner.run(command.run, commandID: id) }
+        case .session(let seat, let active, _):
+            // The service routes this user's table only while its session is active on a seat.
+            logger.info(active ? "\(seat): this user's session is active; its commands fire for that seat's keyboards"
+                               : "\(seat): another session is active; this user's commands wait until it is back")
         default:
             break
         }
