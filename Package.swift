@@ -102,6 +102,8 @@ let package = Package(
         .target(name: "KbdKeymap", dependencies: ["KbdCore", "KbdSystem", "CXkb"], swiftSettings: crossModule),
         .target(name: "KbdRecording", dependencies: ["KbdCore", "KbdSystem"], swiftSettings: crossModule),
         .target(name: "KbdEvdev", dependencies: ["KbdCore", "KbdSystem", "CEvdev", "CLinux"], swiftSettings: crossModule),
+        // logind through sd-login (libsystemd loaded with dlopen when first needed): who is at each seat.
+        .target(name: "KbdSeats", dependencies: ["KbdCore", "KbdSystem", "CSystemd"], swiftSettings: strict),
         .target(name: "KbdCommands", dependencies: ["KbdCore", "KbdKeymap", "KbdSystem"], swiftSettings: crossModule),
         .target(name: "KbdPipeline", dependencies: ["KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"], swiftSettings: crossModule),
         .target(
@@ -117,19 +119,19 @@ let package = Package(
         .target(
             name: "KbdDaemon",
             dependencies: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                           "KbdGeometry", "CLinux", .product(name: "Logging", package: "swift-log")],
+                           "KbdGeometry", "KbdSeats", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: hotPath
         ),
         .target(
             name: "HardwareInput",
             dependencies: ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",
-                           "KbdEvdev", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"],
+                           "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"],
             swiftSettings: strict
         ),
         // Shared by tests, the bench and the fuzz targets: fake devices, the recording generator, seeded randomness.
         .target(
             name: "KbdTestSupport",
-            dependencies: ["KbdSystem", "KbdCore", "KbdRecording", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdSystem", "KbdCore", "KbdRecording", "KbdSeats", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The service process: options, logging, sd_notify, signals (no argument parser, no Foundation).
@@ -213,7 +215,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "KbdAgent", "KbdService", "xkb-reference", "kbd-fuzz", "HardwareInput",
+            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "KbdAgent", "KbdService", "xkb-reference", "kbd-fuzz", "kbd-bench",
+                           "HardwareInput", "KbdTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

@@ -10,6 +10,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <malloc.h>
+
+/* Gives malloc's free pages back to the system (glibc trims only the heap's top by itself):
+   after start-up, a reload, or a client's table left. */
+static inline void kbd_malloc_trim(void) { (void)malloc_trim(0); }
 
 /* glibc's POSIX_SPAWN_SETSID (a GNU extension). */
 #define KBD_POSIX_SPAWN_SETSID 0x80
@@ -26,10 +31,6 @@ static inline int kbd_peer_credentials(int fd, struct kbd_peer *out) {
     if (r == 0) { out->pid = c.pid; out->uid = c.uid; out->gid = c.gid; }
     return r;
 }
-
-#include <malloc.h>
-/* Returns the heap's free pages to the kernel (glibc trims only the heap's top by itself). */
-static inline int kbd_malloc_trim(void) { return malloc_trim(0); }
 
 #include <spawn.h>
 /* glibc >= 2.34 (declared only under _GNU_SOURCE): close every descriptor from `from` up

@@ -258,4 +258,79 @@ static inline int kbd_bus_read_signal(const struct kbd_sd_bus *f, sd_bus_message
     }
     return 1;
 }
+/* sd-login from libsystemd: the service's view of logind (KbdSeats). Loaded with dlopen
+ * when the service first needs to know who is at a keyboard (a client that is not an
+ * operator), so an idle service never maps libsystemd and what it links. */
+#include <systemd/sd-login.h>
+#include <systemd/sd-daemon.h>
+
+struct kbd_sd_login {
+    void *lib;
+    int (*booted)(void);
+    int (*get_seats)(char ***);
+    int (*seat_get_active)(const char *, char **, uid_t *);
+    int (*session_get_uid)(const char *, uid_t *);
+    int (*monitor_new)(const char *, sd_login_monitor **);
+    sd_login_monitor *(*monitor_unref)(sd_login_monitor *);
+    int (*monitor_flush)(sd_login_monitor *);
+    int (*monitor_get_fd)(sd_login_monitor *);
+};
+
+/* Loads libsystemd's sd-login once; 0 on success, -ENOENT when it is not installed,
+ * -ENOSYS when a function is missing. */
+static inline int kbd_sd_login_load(struct kbd_sd_login *f) {
+    if (f->lib) return 0;
+    void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return -ENOENT;
+    f->booted = (int (*)(void))dlsym(lib, "sd_booted");
+    f->get_seats = (int (*)(char ***))dlsym(lib, "sd_get_seats");
+    f->seat_get_active = (int (*)(const char *, char **, uid_t *))dlsym(lib, "sd_seat_get_active");
+    f->session_get_uid = (int (*)(const char *, uid_t *))dlsym(lib, "sd_session_get_uid");
+    f->monitor_new = (int (*)(const char *, sd_login_monitor **))dlsym(lib, "sd_login_monitor_new");
+    f->monitor_unref = (sd_login_monitor *(*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_unref");
+    f->monitor_flush = (int (*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_flush");
+    f->monitor_get_fd = (int (*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_get_fd");
+    if (!f->booted || !f->get_seats || !f->seat_get_active || !f->session_get_uid || !f->monitor_new || !f->monitor_unref ||
+        !f->monitor_flush || !f->monitor_get_fd) {
+        dlclose(lib);
+        return -ENOSYS;
+    }
+    f->lib = lib;
+    return 0;
+}
+
+/* The seats logind knows, as one string of names separated by NUL bytes (truncated to
+ * size); returns how many seats were written, or a negative errno. */
+static inline int kbd_sd_login_seats(const struct kbd_sd_login *f, char *out, size_t size) {
+    char **seats = NULL;
+    int n = f->get_seats(&seats);
+    if (n < 0) return n;
+    size_t used = 0;
+    int written = 0;
+    for (int i = 0; i < n && seats; i++) {
+        size_t len = strlen(seats[i]);
+        if (used + len + 1 <= size) {
+            memcpy(out + used, seats[i], len + 1);
+            used += len + 1;
+            written++;
+        }
+        free(seats[i]);
+    }
+    free(seats);
+    return written;
+}
+
+/* The uid owning the active session of a seat: 0 on success (uid set), -ENODATA when the
+ * seat has no active session, else a negative errno. The session is read with
+ * sd_session_get_uid, as logind wrote it. */
+static inline int kbd_sd_login_active_uid(const struct kbd_sd_login *f, const char *seat, uid_t *uid) {
+    char *session = NULL;
+    int r = f->seat_get_active(seat, &session, NULL);
+    if (r < 0) return r;
+    if (!session) return -ENODATA;
+    r = f->session_get_uid(session, uid);
+    free(session);
+    return r < 0 ? r : 0;
+}
+
 #endif

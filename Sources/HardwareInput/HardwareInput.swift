@@ -9,6 +9,7 @@
 @_exported public import KbdKeymap
 @_exported public import KbdRecording
 @_exported public import KbdEvdev
+@_exported public import KbdSeats
 @_exported public import KbdCommands
 @_exported public import KbdPipeline
 @_exported public import KbdConfig

@@ -171,10 +171,13 @@ final class AgentLoop {
     func run() {
         while !stop {
             var timeout: Int32 = -1
-            if let r = runner.nextDeadline { timeout = Int32(max(0, min(60_000, (r.microseconds - monotonicNow().microseconds) / 1000 + 1))) }
+            var deadline = runner.nextDeadline
+            if let h = osk.hookDue, deadline == nil || h < deadline! { deadline = h }
+            if let r = deadline { timeout = Int32(max(0, min(60_000, (r.microseconds - monotonicNow().microseconds) / 1000 + 1))) }
             epoll.wait(timeoutMilliseconds: timeout, into: &ready)
             for r in ready { dispatch(r) }
             if let r = runner.nextDeadline, r <= monotonicNow() { runner.advance(to: monotonicNow()) }
+            osk.settleHooks()
         }
         osk.restore()
         stopTextInputWatch()
@@ -415,6 +418,10 @@ final class AgentLoop {
             guard registeredIDs.contains(id), let command = config?.table.command(id: id) else { return }
             logger.info("command \(id)")
             if !command.run.isEmpty { runner.run(command.run, commandID: id) }
+        case .session(let seat, let active, _):
+            // The service routes this user's table only while its session is active on a seat.
+            logger.info(active ? "\(seat): this user's session is active; its commands fire for that seat's keyboards"
+                               : "\(seat): another session is active; this user's commands wait until it is back")
         default:
             break
         }
@@ -524,7 +531,7 @@ final class AgentLoop {
             return
         }
         do {
-            let watch = try TextInputWatch(source: source)
+            let watch = try TextInputWatch(source: source, currentDesktop: ProcessEnvironment.current()["XDG_CURRENT_DESKTOP"])
             try epoll.add(watch.fd, token: Token.textInput)
             textWatch = watch
         } catch {

@@ -1,6 +1,7 @@
 import KbdSystem
 import KbdJSON
 import KbdTOML
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,16 +54,18 @@ package enum FocusSources {
     /// socket), `$DISPLAY` without `$WAYLAND_DISPLAY` (any EWMH window manager through
     /// libxcb), in that order; one that
     /// cannot connect is logged and the next is tried. `tried` collects those failures.
-    package static func open(environment: [String: String], tried: inout [String]) -> (any FocusSource)? {
+    /// A socket is used only when its server runs as `owner` (the agent's uid, SO_PEERCRED):
+    /// a window manager of another user could tell the agent which scopes are active.
+    package static func open(environment: [String: String], tried: inout [String], owner: UInt32 = geteuid()) -> (any FocusSource)? {
         if let path = environment["SWAYSOCK"], !path.isEmpty {
-            do { return try WindowManagerIPC(path: path, name: "sway IPC", inputs: true) } catch { tried.append("sway IPC at \(path): \(error.message)") }
+            do { return try WindowManagerIPC(path: path, name: "sway IPC", inputs: true, owner: owner) } catch { tried.append("sway IPC at \(path): \(error.message)") }
         }
         if let path = environment["I3SOCK"], !path.isEmpty, path != environment["SWAYSOCK"] {
-            do { return try WindowManagerIPC(path: path, name: "i3 IPC") } catch { tried.append("i3 IPC at \(path): \(error.message)") }
+            do { return try WindowManagerIPC(path: path, name: "i3 IPC", owner: owner) } catch { tried.append("i3 IPC at \(path): \(error.message)") }
         }
         if let signature = environment["HYPRLAND_INSTANCE_SIGNATURE"], !signature.isEmpty {
             for path in HyprlandEvents.socketPaths(signature: signature, runtimeDirectory: environment["XDG_RUNTIME_DIR"]) {
-                do { return try HyprlandEvents(path: path) } catch { tried.append("Hyprland at \(path): \(error.message)") }
+                do { return try HyprlandEvents(path: path, owner: owner) } catch { tried.append("Hyprland at \(path): \(error.message)") }
             }
         }
         // In a Wayland session $DISPLAY is Xwayland's, which knows only the X11 windows.
@@ -74,13 +77,16 @@ package enum FocusSources {
 }
 
 /// Connects a stream socket to `path`, non-blocking and close-on-exec.
-func connectStream(_ path: String) throws(FocusSourceError) -> Int32 {
-    do {
-        let fd = try UnixSocketAddress(path: path).connect()
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
-        return fd
-    } catch {
-        throw FocusSourceError(message: error.message)
+func connectStream(_ path: String, owner: UInt32) throws(FocusSourceError) -> Int32 {
+    let fd: Int32
+    do { fd = try UnixSocketAddress(path: path).connect() } catch { throw FocusSourceError(message: error.message) }
+    var peer = kbd_peer()
+    guard kbd_peer_credentials(fd, &peer) == 0, peer.uid == owner else {
+        let who = kbd_peer_credentials(fd, &peer) == 0 ? "uid \(peer.uid)" : "an unknown user"
+        close(fd)
+        throw FocusSourceError(message: "served by \(who), not by uid \(owner) (this agent's user); not using it")
     }
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+    return fd
 }

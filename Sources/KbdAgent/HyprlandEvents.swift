@@ -4,8 +4,9 @@ import Glibc
 #endif
 
 /// The focused window from Hyprland's event socket
-/// (`$XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock`; before Hyprland
-/// 0.40 under `/tmp/hypr/`): one line per event, `EVENT>>DATA`. `activewindow>>CLASS,TITLE`
+/// (`$XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock`; never the
+/// `/tmp/hypr/` of Hyprland before 0.40, where another user could have put a socket
+/// first): one line per event, `EVENT>>DATA`. `activewindow>>CLASS,TITLE`
 /// names the focused window (a class has no comma; the title may), `activewindow>>,`
 /// none. Every other event is skipped.
 package final class HyprlandEvents: FocusSource {
@@ -18,12 +19,11 @@ package final class HyprlandEvents: FocusSource {
         guard !signature.contains("/"), signature != "..", signature != "." else { return [] }
         var paths: [String] = []
         if let runtimeDirectory, runtimeDirectory.hasPrefix("/") { paths.append("\(runtimeDirectory)/hypr/\(signature)/.socket2.sock") }
-        paths.append("/tmp/hypr/\(signature)/.socket2.sock")
         return paths
     }
 
-    package init(path: String) throws(FocusSourceError) {
-        fd = try connectStream(path)
+    package init(path: String, owner: UInt32 = geteuid()) throws(FocusSourceError) {
+        fd = try connectStream(path, owner: owner)
     }
 
     deinit { close(fd) }

@@ -20,7 +20,7 @@ final class MessageBus {
 
     /// The user's session bus (`address` nil), or the bus at `address` (a D-Bus address such
     /// as `unix:path=…`: the accessibility bus), as a client.
-    init(address: String? = nil) throws(Failure) {
+    init(address: String? = nil, callTimeoutMicroseconds: UInt64 = 2_000_000) throws(Failure) {
         let what = address.map { "bus at \($0)" } ?? "session bus"
         let loaded = kbd_sd_bus_load(&sd)
         guard loaded == 0 else {
@@ -30,7 +30,7 @@ final class MessageBus {
         let r: Int32
         if let address { r = kbd_bus_open_address(&sd, address, &b) } else { r = sd.open_user(&b) }
         guard r >= 0, let b else { throw Failure(operation: what, message: String(cString: strerror(-r))) }
-        _ = sd.set_method_call_timeout(b, 2_000_000)
+        _ = sd.set_method_call_timeout(b, callTimeoutMicroseconds)
         bus = b
     }
 

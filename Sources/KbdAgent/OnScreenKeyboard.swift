@@ -1,6 +1,7 @@
 import Logging
 import KbdConfig
 import KbdSystem
+import KbdCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,10 +58,23 @@ final class OnScreenKeyboard {
     private let marker: String?
     /// The backend a previous agent left switched off, until the first presence settles it.
     private var leftOff: OnScreenKeyboardSettings.Backend?
+    /// The hooks (`on_present`, `on_absent`) run at most once per debounce time, and never
+    /// twice in a row for the same value (a reconnect, presence toggling faster than the
+    /// service's debounce): `hooked` is the value whose hook ran last, `hookedAt` when.
+    /// A change inside the debounce time waits until `hookDue`, then runs the hook of the
+    /// value presence has by then, if it is not the one that ran.
+    private var hooked: Bool?
+    private var hookedAt: EventTime?
+    package private(set) var hookDue: EventTime?
+    let debounceMilliseconds: Int
+    private let clock: () -> EventTime
 
     /// `run(argv, label)` starts `on_present` / `on_absent` through the agent's runner.
     init(settings: OnScreenKeyboardSettings, desktop: any OnScreenKeyboardDesktop, logger: Logger, marker: String? = nil,
+         debounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, clock: @escaping () -> EventTime = monotonicNow,
          run: @escaping ([String], String) -> Void) {
+        self.debounceMilliseconds = debounceMilliseconds
+        self.clock = clock
         self.settings = settings
         self.desktop = desktop
         self.logger = logger
@@ -134,7 +148,7 @@ final class OnScreenKeyboard {
                 if now {
                     switchedOff = keyboard  // off, as it should be now: ours to put back later
                     logger.info("on-screen keyboard: \(keyboard.name) was left off by an agent that did not stop cleanly; on again when the keyboard leaves")
-                    if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+                    hook(true)
                     return
                 }
                 switchedOff = keyboard
@@ -146,11 +160,39 @@ final class OnScreenKeyboard {
         if now {
             switchedOff = hide()
             if switchedOff != nil { note(hiddenBackend) }
-            if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+            hook(true)
         } else {
             restore()
-            if !settings.onAbsent.isEmpty { run(settings.onAbsent, "osk.on_absent") }
+            hook(false)
         }
+    }
+
+    /// Runs the hook of `value` unless it ran last, or waits until the debounce time since
+    /// the last hook has passed.
+    private func hook(_ value: Bool) {
+        guard value != hooked else {
+            hookDue = nil
+            return
+        }
+        if let at = hookedAt, clock() < at.adding(milliseconds: debounceMilliseconds) {
+            hookDue = at.adding(milliseconds: debounceMilliseconds)
+            return
+        }
+        hookDue = nil
+        hooked = value
+        hookedAt = clock()
+        if value {
+            if !settings.onPresent.isEmpty { run(settings.onPresent, "osk.on_present") }
+        } else if !settings.onAbsent.isEmpty {
+            run(settings.onAbsent, "osk.on_absent")
+        }
+    }
+
+    /// At `hookDue`: the hook of the presence now, if it is not the one that ran last.
+    func settleHooks() {
+        guard let due = hookDue, clock() >= due else { return }
+        hookDue = nil
+        if let present { hook(present) }
     }
 
     /// Puts back what `hide` changed (presence false, the service gone, the agent stopping).
@@ -199,16 +241,15 @@ final class OnScreenKeyboard {
         }
     }
 
-    /// The backend `auto` picks: Phosh on Phosh (XDG_CURRENT_DESKTOP=Phosh:GNOME, whatever
-    /// keyboard it runs: Stevia or squeekboard both own sm.puri.OSK0), then squeekboard,
-    /// then KWin, then GNOME Shell (its bus name, or GNOME in XDG_CURRENT_DESKTOP), then
-    /// wvkbd; `none` when none runs.
-    static func pick(hasOwner: (String) -> Bool, currentDesktop: String?, wvkbdRunning: Bool) -> OnScreenKeyboardSettings.Backend {
+    /// The backend `auto` picks, by the desktop (XDG_CURRENT_DESKTOP, a colon-separated
+    /// list): Phosh first (Phosh:GNOME; its keyboard, Stevia or squeekboard, owns
+    /// sm.puri.OSK0 and follows ignore-hw-keyboards), KDE is KWin, GNOME is GNOME Shell; elsewhere wvkbd when it runs, else `none`. Never by bus names, which
+    /// any client of the session may own (issue 25): set `backend` for squeekboard elsewhere.
+    static func pick(currentDesktop: String?, wvkbdRunning: Bool) -> OnScreenKeyboardSettings.Backend {
         let desktops = (currentDesktop ?? "").split(separator: ":").map { $0.uppercased() }
         if desktops.contains("PHOSH") { return .phosh }
-        if hasOwner(Squeekboard.busName) { return .squeekboard }
-        if hasOwner(KWinVirtualKeyboard.busName) { return .kwin }
-        if hasOwner(GnomeScreenKeyboard.shellBusName) || desktops.contains("GNOME") { return .gnome }
+        if desktops.contains("KDE") { return .kwin }
+        if desktops.contains("GNOME") { return .gnome }
         return wvkbdRunning ? .wvkbd : .none
     }
 }

@@ -10,8 +10,19 @@ import Glibc
 // TextInputDecision.swift.
 
 /// The child's side of TextInputWatch: connects, listens, writes lines.
-struct TextInputProducer {
+package struct TextInputProducer {
     let output: Int32
+    let currentDesktop: String?
+
+    /// How long a focused object may take to say its role and states (then text input
+    /// stays on: fail closed).
+    static let answerMicroseconds: UInt64 = 250_000
+
+    /// `auto` listens to KWin on KDE only: the desktop says so (XDG_CURRENT_DESKTOP), not a
+    /// bus name any session client may own; elsewhere the accessibility bus.
+    package static func usesKWin(currentDesktop: String?) -> Bool {
+        (currentDesktop ?? "").split(separator: ":").contains { $0.uppercased() == "KDE" }
+    }
 
     static let kwinName = "org.kde.KWin"
     static let kwinPath = "/VirtualKeyboard"
@@ -26,7 +37,7 @@ struct TextInputProducer {
             case .kwin: try kwin(session)
             case .accessibility: try accessibility(session)
             case .auto:
-                if session.hasOwner(Self.kwinName), (try? kwinValue(session)) != nil {
+                if Self.usesKWin(currentDesktop: currentDesktop), (try? kwinValue(session)) != nil {
                     try kwin(session)
                 } else {
                     try accessibility(session)
@@ -71,7 +82,7 @@ struct TextInputProducer {
     /// AT-SPI: the focused object's role and states, from the accessibility bus.
     private func accessibility(_ session: MessageBus) throws(MessageBus.Failure) {
         let address = try session.callString("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress")
-        let bus = try MessageBus(address: address)
+        let bus = try MessageBus(address: address, callTimeoutMicroseconds: Self.answerMicroseconds)
         try bus.addMatch("type='signal',interface='org.a11y.atspi.Event.Object',member='StateChanged',arg0='focused'")
         try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         // Toolkits send only the events someone registered for (GTK 3 sends state changes
@@ -84,8 +95,8 @@ struct TextInputProducer {
         say("source the accessibility bus (AT-SPI focus events)")
         var focus = AccessibleFocus()
         // What has the focus now (the agent may start after the user focused a text field).
-        if let object = focusedNow(bus) {
-            focus.focused(object, takesText: takesText(bus, object))
+        if let object = focusedNow(bus), let takes = claim(bus, object) {
+            focus.focused(object, takesText: takes)
         }
         var said: Bool? = focus.textInput
         say(focus.textInput ? "1" : "0")
@@ -96,7 +107,8 @@ struct TextInputProducer {
             } else if signal.member == "StateChanged", signal.detail == "focused" {
                 let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
                 if signal.detail1 != 0 {
-                    focus.focused(object, takesText: takesText(bus, object))
+                    // A claim the object does not back with its FOCUSED state is dropped.
+                    if let takes = claim(bus, object) { focus.focused(object, takesText: takes) }
                 } else {
                     focus.unfocused(object)
                 }
@@ -107,14 +119,13 @@ struct TextInputProducer {
         }
     }
 
-    private func takesText(_ bus: MessageBus, _ object: AccessibleFocus.Object) -> Bool {
-        do {
-            let role = try bus.callUInt32(object.application, object.path, "org.a11y.atspi.Accessible", "GetRole")
-            let states = try bus.callUInt32Array(object.application, object.path, "org.a11y.atspi.Accessible", "GetState")
-            return AccessibleText.takesText(role: role, states: states)
-        } catch {
-            return false  // gone already
-        }
+    /// The claimed object's states (FOCUSED re-checked) and role, each answer within
+    /// `answerMicroseconds`; see `AccessibleText.claim`.
+    private func claim(_ bus: MessageBus, _ object: AccessibleFocus.Object) -> Bool? {
+        let states = try? bus.callUInt32Array(object.application, object.path, "org.a11y.atspi.Accessible", "GetState")
+        guard let states, AccessibleText.has(AccessibleText.stateFocused, in: states) else { return AccessibleText.claim(role: nil, states: states) }
+        let role = try? bus.callUInt32(object.application, object.path, "org.a11y.atspi.Accessible", "GetRole")
+        return AccessibleText.claim(role: role, states: states)
     }
 
     /// The focused object of the desktop, found once at start: the registry's applications,

@@ -23,6 +23,18 @@ package enum AccessibleText {
     package static func takesText(role: UInt32, states: [UInt32]) -> Bool {
         role == roleTerminal || (has(stateEditable, in: states) && !has(stateReadOnly, in: states))
     }
+
+    /// What a focus claim (`object:state-changed:focused`, detail1 = 1) makes of text input,
+    /// from the claimed object's answers (nil: it did not answer in time): nil when the claim
+    /// is not believed (the object does not have the FOCUSED state now: a claim superseded
+    /// or sent for an object that is not focused); true when an answer is missing (fail
+    /// closed: shortcuts that would fire inside a text field stay off).
+    package static func claim(role: UInt32?, states: [UInt32]?) -> Bool? {
+        guard let states else { return true }
+        guard has(stateFocused, in: states) else { return nil }
+        guard let role else { return true }
+        return takesText(role: role, states: states)
+    }
 }
 
 /// Follows AT-SPI's focus events to one answer: does the focused object take text?

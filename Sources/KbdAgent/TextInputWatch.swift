@@ -26,8 +26,9 @@ final class TextInputWatch {
         case warning(String)
     }
 
-    /// Starts the child for `source` (not `.none`).
-    init(source: TextInputSource) throws(FocusSourceError) {
+    /// Starts the child for `source` (not `.none`); `currentDesktop` (XDG_CURRENT_DESKTOP)
+    /// decides what `auto` listens to.
+    init(source: TextInputSource, currentDesktop: String?) throws(FocusSourceError) {
         var fds: [Int32] = [-1, -1]
         guard kbd_pipe2(&fds, Int32(O_CLOEXEC)) == 0 else { throw FocusSourceError(message: SystemError(operation: "pipe2", errno: errno).message) }
         let parent = getpid()
@@ -44,7 +45,7 @@ final class TextInputWatch {
             sigaddset(&set, SIGTERM)
             sigprocmask(SIG_UNBLOCK, &set, nil)
             signal(SIGPIPE, SIG_DFL)
-            TextInputProducer(output: output).run(source: source)
+            TextInputProducer(output: output, currentDesktop: currentDesktop).run(source: source)
             _exit(0)
         }
         close(fds[1])

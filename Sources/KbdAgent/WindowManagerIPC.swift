@@ -40,9 +40,9 @@ package final class WindowManagerIPC: FocusSource {
     /// Whether an input event came before the inputs' reply (then the reply is stale).
     private var sawInputEvent = false
 
-    package init(path: String, name: String, inputs: Bool = false) throws(FocusSourceError) {
+    package init(path: String, name: String, inputs: Bool = false, owner: UInt32 = geteuid()) throws(FocusSourceError) {
         self.name = name
-        fd = try connectStream(path)
+        fd = try connectStream(path, owner: owner)
         do {
             try write(type: Self.subscribe, payload: inputs ? #"["window","input"]"# : #"["window"]"#)
             try write(type: Self.getTree, payload: "")

@@ -65,6 +65,14 @@ public final class ControlClient {
     /// is waited on for up to a second (the service reads every client within a turn).
     @discardableResult
     public func send(_ outgoing: Outgoing) -> Bool {
+        if sendKeepingConnection(outgoing) { return true }
+        disconnect()
+        return false
+    }
+
+    /// Sends one line (never raising SIGPIPE); false when the connection broke, which stays
+    /// open for reading what the service said before it closed (a refusal).
+    private func sendKeepingConnection(_ outgoing: Outgoing) -> Bool {
         guard fd >= 0 else { return false }
         let line: String
         switch outgoing {
@@ -81,7 +89,6 @@ public final class ControlClient {
                 var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 if poll(&p, 1, 1000) > 0 { continue }
             }
-            disconnect()
             return false
         }
         return true
@@ -140,14 +147,15 @@ public final class ControlClient {
     public func ask(_ request: ControlRequest, trustedUIDs: [UInt32] = ServerTrust.serviceUIDs()) throws(ControlClientError) -> ControlReply {
         try connect(trustedUIDs: trustedUIDs)
         defer { disconnect() }
-        guard send(request) else {
-            throw ControlClientError(kind: .closed, message: "\(path.escapingControlCharacters): cannot send the request")
-        }
+        // A service that refused the connection (too many clients) wrote why and closed it:
+        // the request cannot be sent, but the reason can still be read.
+        let sent = sendKeepingConnection(.request(request))
         while true {
             while let line = try nextLine() {
                 if case .reply(let reply) = line { return reply }
             }
             if case .closed(let reason) = read() {
+                if !sent { throw ControlClientError(kind: .closed, message: "\(path.escapingControlCharacters): cannot send the request") }
                 throw ControlClientError(kind: .closed, message: "\(path.escapingControlCharacters): \(reason) without a reply")
             }
         }

@@ -21,6 +21,9 @@ public struct ControlEvent: Sendable, Equatable {
         /// The layout guide's fields (the geometry model's own JSON), beside `event` and `time`.
         case geometry(JSONObject)
         case dropped(device: String, count: Int, reason: String)
+        /// The active session of `seat` changed hands: `active` says whether the reader's
+        /// user now owns it (an agent); `uid` (operators' subscribers only) who does.
+        case session(seat: String, active: Bool, uid: UInt32?)
     }
 
     public struct Key: Sendable, Equatable {
@@ -50,6 +53,7 @@ public struct ControlEvent: Sendable, Equatable {
         case .presence: return .presence
         case .geometry: return .geometry
         case .dropped: return .dropped
+        case .session: return .session
         }
     }
 
@@ -80,6 +84,9 @@ public struct ControlEvent: Sendable, Equatable {
             for (key, value) in fields { put(key, value) }
         case .dropped(let device, let count, let reason):
             put("device", .string(device)); put("count", .number(Double(count))); put("reason", .string(reason))
+        case .session(let seat, let active, let uid):
+            put("seat", .string(seat)); put("active", .bool(active))
+            if let uid { put("uid", .number(Double(uid))) }
         }
         return JSONValue.object(o).serialized()
     }
@@ -126,6 +133,10 @@ public struct ControlEvent: Sendable, Equatable {
             payload = .geometry(fields)
         case .dropped:
             payload = .dropped(device: try string("device"), count: try o.required("count").nonNegativeInteger(), reason: try string("reason"))
+        case .session:
+            let uid = try o["uid"]?.nonNegativeInteger()
+            if let uid, uid > Int(UInt32.max) { throw o.error("uid out of range") }
+            payload = .session(seat: try string("seat"), active: try o.required("active").bool(), uid: uid.map { UInt32($0) })
         }
         return ControlEvent(time: time, payload: payload)
     }

@@ -1,4 +1,4 @@
-import KbdCore
+public import KbdCore
 public import KbdCommands
 public import KbdPipeline
 public import KbdJSON
@@ -13,8 +13,10 @@ public final class ControlSession {
     public struct Peer: Sendable, Equatable {
         public var id: Int
         public var uid: UInt32
-        /// Root, the service's user or a member of its group: every request. Otherwise a
-        /// user's client (a session agent): its own table, presence and geometry only.
+        /// An operator (root, the service's user or a member of its group): every request,
+        /// and its table fires whoever is at the keyboard. Otherwise a user's client (a
+        /// session agent): its own table, fired only for keys typed on a seat where its uid
+        /// owns the active session; claims that steer the system table only while it does.
         public var trusted: Bool
         public init(id: Int, uid: UInt32, trusted: Bool) {
             self.id = id
@@ -35,11 +37,14 @@ public final class ControlSession {
         public var devices: () -> [JSONValue]
         /// Why a desktop's keymap cannot be used (it does not compile), nil when it can.
         public var keymapProblem: (ControlRequest.Keymap) -> String?
+        /// Now, on the clock of event times (the per-uid registration budget refills with it).
+        public var now: EventTime
 
         public init(hardwareKeyboard: Bool, presenceReason: String, started: Double = 0, geometry: JSONObject?, systemTable: CommandTable,
                     allowKeyEvents: Bool, devices: @escaping () -> [JSONValue],
-                    keymapProblem: @escaping (ControlRequest.Keymap) -> String? = { _ in nil }) {
+                    keymapProblem: @escaping (ControlRequest.Keymap) -> String? = { _ in nil }, now: EventTime = .zero) {
             self.keymapProblem = keymapProblem
+            self.now = now
             self.hardwareKeyboard = hardwareKeyboard
             self.presenceReason = presenceReason
             self.started = started
@@ -58,8 +63,13 @@ public final class ControlSession {
         /// The scopes routing `owner`'s own table (nil: it follows the system table's).
         case ownScopes(owner: Int, [String]?)
         case ownTextInput(owner: Int, Bool?)
-        /// `owner`'s table (nil: removed).
-        case userTable(owner: Int, CommandTable?)
+        /// `owner`'s table (nil: removed). `uid` is set for a table that is not an operator's:
+        /// it fires only for keys typed on a seat where that uid owns the active session.
+        case userTable(owner: Int, CommandTable?, uid: UInt32?)
+        /// Who is at each seat changed: the pipeline routes by it (and starts over).
+        case activeSessions(ActiveSessions)
+        /// Tell the clients of `uid` that its session on `seat` became active or not.
+        case sessionEvent(uid: UInt32, seat: String, active: Bool)
         case subscribe(client: Int, Set<PipelineEvent.Kind>)
         /// The keymap keys are mapped with: the newest desktop keymap a client claims (nil: the
         /// service's own).
@@ -82,19 +92,45 @@ public final class ControlSession {
 
     /// At most this many commands in one registered table.
     public static let maxRegisteredCommands = ControlRequest.maxRegisteredCommands
+    /// At most this many chords in one registered command's sequence.
+    public static let maxSequenceChords = 16
+    /// What the tables of one uid outside the service's group may hold together (all its
+    /// connections): commands, chords (the chord nodes' bound) and bytes of their text.
+    public static let maxUserCommands = 2000
+    public static let maxUserChords = 8000
+    public static let maxUserBytes = 256 * 1024
+    /// Registration work of one uid outside the service's group, in bytes of its commands'
+    /// text: at most this much per second (a bucket that holds one second's worth).
+    public static let userWorkPerSecond = 256 * 1024
 
-    private var scopeClaims: [(client: Int, scopes: [String])] = []
-    private var textInputClaims: [(client: Int, active: Bool)] = []
-    private var userTables: [(owner: Int, uid: UInt32, table: CommandTable)] = []
+    /// Per uid outside the service's group: the work budget left and when it was counted.
+    private var workBudget: [UInt32: (left: Int, at: EventTime)] = [:]
+
+    private struct Claim<Value> {
+        var client: Int
+        var uid: UInt32
+        var trusted: Bool
+        var value: Value
+    }
+    private var scopeClaims: [Claim<[String]>] = []
+    private var textInputClaims: [Claim<Bool>] = []
+    private var userTables: [(owner: Int, uid: UInt32, trusted: Bool, table: CommandTable)] = []
     private var keymapClaims: [(client: Int, keymap: ControlRequest.Keymap)] = []
     private var stickyClaims: [(client: Int, enabled: Bool)] = []
+    /// Who is at each seat (the daemon feeds it from logind), and why logind is not followed.
+    public private(set) var sessions = ActiveSessions.unavailable
+    public private(set) var loginProblem: String? = "logind is not followed yet"
 
     public init() {}
 
-    /// The system table's scopes: the newest claim.
-    public var systemScopes: [String] { scopeClaims.last?.scopes ?? [] }
-    /// Whether text is being typed, for the system table: the newest claim.
-    public var systemTextInput: Bool { textInputClaims.last?.active ?? false }
+    /// Whether a claim steers the system table: an operator's, or the claim of a user whose
+    /// session is active on a seat (the person at the keyboard).
+    private func steers<Value>(_ claim: Claim<Value>) -> Bool { claim.trusted || sessions.isActive(claim.uid) }
+
+    /// The system table's scopes: the newest claim of an operator or of the active session's user.
+    public var systemScopes: [String] { scopeClaims.last { steers($0) }?.value ?? [] }
+    /// Whether text is being typed, for the system table: the newest such claim.
+    public var systemTextInput: Bool { textInputClaims.last { steers($0) }?.value ?? false }
     /// The desktop keymap keys are mapped with: the newest claim (nil: the service's own).
     /// The service has no seat model: on one seat, the session that reported last is the
     /// active one's.
@@ -104,8 +140,27 @@ public final class ControlSession {
     /// The clients with a registered table.
     public var tableOwners: [Int] { userTables.map(\.owner) }
     public func table(of owner: Int) -> CommandTable? { userTables.first { $0.owner == owner }?.table }
-    public func ownScopes(_ owner: Int) -> [String]? { scopeClaims.last { $0.client == owner }?.scopes }
-    public func ownTextInput(_ owner: Int) -> Bool? { textInputClaims.last { $0.client == owner }?.active }
+    public func ownScopes(_ owner: Int) -> [String]? { scopeClaims.last { $0.client == owner }?.value }
+    public func ownTextInput(_ owner: Int) -> Bool? { textInputClaims.last { $0.client == owner }?.value }
+
+    /// Who is at each seat now (from logind; `problem`: why it is not followed, nil when it
+    /// is). Returns what to apply: the pipeline's routing, the system table's claims (a user
+    /// who left the seat no longer steers them) and an event for each user who came or left.
+    public func sessionsChanged(_ next: ActiveSessions, problem: String?) -> [Effect] {
+        let scopesBefore = systemScopes, textInputBefore = systemTextInput
+        let changes = next.changes(from: sessions)
+        sessions = next
+        loginProblem = problem
+        var effects: [Effect] = [.activeSessions(next)]
+        if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
+        if systemTextInput != textInputBefore { effects.append(.systemTextInput(systemTextInput)) }
+        for change in changes {
+            if let from = change.from { effects.append(.sessionEvent(uid: from, seat: change.seat, active: false)) }
+            if let to = change.to { effects.append(.sessionEvent(uid: to, seat: change.seat, active: true)) }
+            effects.append(.log(.info, "seat \(change.seat): active session now \(change.to.map { "uid \($0)" } ?? "none")\(change.from.map { " (was uid \($0))" } ?? "")"))
+        }
+        return effects
+    }
 
     /// Handles one request line from `peer`.
     public func handle(_ line: String, from peer: Peer, view: View) -> Outcome {
@@ -122,7 +177,7 @@ public final class ControlSession {
         }
         switch request {
         case .register(let specs, let timeout):
-            return register(specs, timeout: timeout, for: peer, systemTable: view.systemTable)
+            return register(specs, timeout: timeout, for: peer, view: view)
         case .subscribe(let kinds):
             if kinds.contains(.key) && !view.allowKeyEvents {
                 return Outcome(reply: .refused(name: "subscribe", message: "key events carry typed text; the daemon was not started with --allow-key-events"), effects: [])
@@ -133,7 +188,7 @@ public final class ControlSession {
         case .setScopes(let list):
             let before = systemScopes
             scopeClaims.removeAll { $0.client == peer.id }
-            scopeClaims.append((peer.id, list))
+            scopeClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: list))
             var effects: [Effect] = []
             if systemScopes != before { effects.append(.systemScopes(systemScopes)) }
             effects.append(.ownScopes(owner: peer.id, list))
@@ -143,7 +198,7 @@ public final class ControlSession {
         case .setTextInput(let active):
             let before = systemTextInput
             textInputClaims.removeAll { $0.client == peer.id }
-            textInputClaims.append((peer.id, active))
+            textInputClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: active))
             var effects: [Effect] = []
             if systemTextInput != before { effects.append(.systemTextInput(systemTextInput)) }
             effects.append(.ownTextInput(owner: peer.id, active))
@@ -194,7 +249,7 @@ public final class ControlSession {
         var effects: [Effect] = []
         if userTables.contains(where: { $0.owner == client }) {
             userTables.removeAll { $0.owner == client }
-            effects.append(.userTable(owner: client, nil))
+            effects.append(.userTable(owner: client, nil, uid: nil))
         }
         effects += [.ownScopes(owner: client, nil), .ownTextInput(owner: client, nil)]
         if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
@@ -204,10 +259,11 @@ public final class ControlSession {
         return effects
     }
 
-    /// `list_commands`: the service's table in the responder-chain order now active, with
-    /// `scopes` (global last) and `text_input`; a client with a registered table also gets
-    /// it with the scopes routing it. A user's client sees its own scopes, never what
-    /// another user's session focused.
+    /// `list_commands`: for an operator, the service's table in the responder-chain order now
+    /// active, with `scopes` (global last) and `text_input`; a client with a registered table
+    /// also gets it with the scopes routing it. A user's client (not an operator) sees its own
+    /// table and its own claims only: never the system table's claims, which may be another
+    /// user's session's focus.
     func listCommands(for peer: Peer, systemTable: CommandTable) -> ControlReply.CommandsListing {
         func chain(_ list: [String]) -> [String] {
             var seen: Set<String> = []
@@ -221,16 +277,17 @@ public final class ControlSession {
         let active = peer.trusted ? systemScopes : (ownScopes(peer.id) ?? [])
         let activeText = peer.trusted ? systemTextInput : (ownTextInput(peer.id) ?? false)
         var result = ControlReply.CommandsListing(
-            commands: listed(CommandListing(table: systemTable, activeScopes: active.isEmpty ? nil : active)),
+            commands: peer.trusted ? listed(CommandListing(table: systemTable, activeScopes: active.isEmpty ? nil : active)) : [],
             scopes: chain(active), textInput: activeText)
         // The caller's own table: the one it registered, else the one its uid's agent registered
         // (`commands --active` run by the user shows their agent's table and scopes).
         let owner = table(of: peer.id) != nil ? peer.id : userTables.first { $0.uid == peer.uid }?.owner
         if let owner, let table = table(of: owner) {
-            // A table follows its owner's claims, else the system table's.
-            let scopes = ownScopes(owner) ?? systemScopes
+            // A table follows its owner's claims, else the system table's (an operator sees
+            // which; a user's client sees only its own claims).
+            let scopes = ownScopes(owner) ?? (peer.trusted ? systemScopes : [])
             result.user = .init(commands: listed(CommandListing(table: table, activeScopes: scopes.isEmpty ? nil : scopes)),
-                                scopes: chain(scopes), textInput: ownTextInput(owner) ?? systemTextInput)
+                                scopes: chain(scopes), textInput: ownTextInput(owner) ?? (peer.trusted ? systemTextInput : false))
         }
         return result
     }
@@ -250,7 +307,19 @@ public final class ControlSession {
     /// A user's table: each command held to a config's rules (CommandFields), the table to
     /// the same conflicts as a config's; routed after the system table, its commands sent to
     /// this client only.
-    func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for peer: Peer, systemTable: CommandTable) -> Outcome {
+    func register(_ specs: [ControlRequest.CommandSpec], timeout: Int?, for peer: Peer, view: View) -> Outcome {
+        let systemTable = view.systemTable
+        if !peer.trusted, !sessions.available {
+            // Without logind nobody is known to be at a keyboard: a user's table could only
+            // fire for someone else's typing.
+            let why = loginProblem ?? "logind is not running"
+            return Outcome(reply: .refused(name: "register", message: "uid \(peer.uid) is not in the service's group, and a user's table fires only for keys typed at a seat where that user's logind session is active; logind cannot be followed: \(why)"), effects: [])
+        }
+        let cost = specs.reduce(0) { $0 + Self.size(of: $1) }
+        if !peer.trusted {
+            if let refusal = chargeWork(cost, uid: peer.uid, now: view.now) { return Outcome(reply: .refused(name: "register", message: refusal), effects: []) }
+            if let refusal = userBound(specs, cost: cost, for: peer) { return Outcome(reply: .refused(name: "register", message: refusal), effects: []) }
+        }
         var commands: [Command] = []
         var problems: [String] = []
         for (i, spec) in specs.enumerated() {
@@ -258,7 +327,15 @@ public final class ControlSession {
                 id: spec.id, title: spec.title, keys: spec.keys, scope: spec.scope, repeat: spec.repeat,
                 priorityOverTextInput: spec.priorityOverTextInput, location: SourceLocation(path: "commands[\(i)]", line: i + 1)
             ) { _, message in problems.append("commands[\(i)] (\(spec.id)): \(message)") }
-            if let command { commands.append(command) }
+            if let command {
+                if command.keys.count > Self.maxSequenceChords {
+                    problems.append("commands[\(i)] (\(spec.id)): keys: a sequence of \(command.keys.count) chords; at most \(Self.maxSequenceChords) may be registered")
+                } else {
+                    commands.append(command)
+                }
+            }
+            // A few problems say what is wrong; more would only cost the loop's time.
+            if problems.count >= 20 { break }
         }
         var table: CommandTable?
         if problems.isEmpty {
@@ -272,10 +349,49 @@ public final class ControlSession {
             return Outcome(reply: .refused(name: "register", message: problems.prefix(20).joined(separator: "; ")), effects: [])
         }
         userTables.removeAll { $0.owner == peer.id }
-        userTables.append((peer.id, peer.uid, table))
+        userTables.append((peer.id, peer.uid, peer.trusted, table))
         // Chords the system table binds in the same scope never reach the user's table.
         let shadowed = table.commands.filter { c in systemTable.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
         return Outcome(reply: .register(commands: table.commands.count, shadowed: shadowed.map(\.id)),
-                       effects: [.userTable(owner: peer.id, table), .log(.info, "control: uid \(peer.uid) registered \(table.commands.count) commands")])
+                       effects: [.userTable(owner: peer.id, table, uid: peer.trusted ? nil : peer.uid),
+                                 .log(.info, "control: uid \(peer.uid) registered \(table.commands.count) commands\(peer.trusted ? "" : sessions.isActive(peer.uid) ? " (active on \(sessions.seats(of: peer.uid).joined(separator: ", ")))" : " (no active session on any seat: fires when it has one)")")])
+    }
+
+    /// The bytes a registered command costs (its text, and a fixed share for its entry).
+    static func size(of spec: ControlRequest.CommandSpec) -> Int {
+        64 + spec.id.utf8.count + (spec.title?.utf8.count ?? 0) + spec.keys.utf8.count + (spec.scope?.utf8.count ?? 0)
+    }
+
+    /// Takes `cost` from the uid's budget of registration work; why not, when it is spent.
+    private func chargeWork(_ cost: Int, uid: UInt32, now: EventTime) -> String? {
+        let rate = Self.userWorkPerSecond
+        var (left, at) = workBudget[uid] ?? (rate, now)
+        let elapsed = max(0, now.microseconds - at.microseconds)
+        left = min(rate, left + Int(min(elapsed, 1_000_000) * Int64(rate) / 1_000_000))
+        at = now
+        guard cost <= left else {
+            workBudget[uid] = (left, at)
+            let wait = (cost - left) * 1000 / rate + 1
+            return "uid \(uid) registers more than \(rate / 1024) KiB of commands per second; try again in \(wait) ms"
+        }
+        workBudget[uid] = (left - cost, at)
+        return nil
+    }
+
+    /// Why the uid's tables would outgrow their bound with this one, nil when they fit.
+    private func userBound(_ specs: [ControlRequest.CommandSpec], cost: Int, for peer: Peer) -> String? {
+        var commands = specs.count, chords = 0, bytes = cost
+        for spec in specs { chords += spec.keys.split(separator: " ").count }
+        for other in userTables where other.uid == peer.uid && other.owner != peer.id {
+            commands += other.table.commands.count
+            for c in other.table.commands {
+                chords += c.keys.count
+                bytes += 64 + c.id.utf8.count + c.title.utf8.count + c.keysText.utf8.count + c.scope.utf8.count
+            }
+        }
+        if commands > Self.maxUserCommands { return "uid \(peer.uid) would have \(commands) registered commands; at most \(Self.maxUserCommands) over all its connections" }
+        if chords > Self.maxUserChords { return "uid \(peer.uid) would have \(chords) registered chords; at most \(Self.maxUserChords) over all its connections" }
+        if bytes > Self.maxUserBytes { return "uid \(peer.uid) would have \(bytes / 1024) KiB of registered commands; at most \(Self.maxUserBytes / 1024) KiB over all its connections" }
+        return nil
     }
 }

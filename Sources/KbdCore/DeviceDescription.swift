@@ -93,6 +93,11 @@ public struct DeviceDescription: Sendable, Hashable {
     /// (live devices only): a uinput device lives under `/devices/virtual/input` whatever bus
     /// it declares.
     public var sysfsPath: String?
+    /// udev's `ID_SEAT` for the node (live devices only); nil means `seat0`, as logind says.
+    public var udevSeat: String?
+
+    /// The logind seat the device belongs to.
+    public var seat: String { udevSeat ?? ActiveSessions.defaultSeat }
 
     public init(
         name: String,

@@ -18,7 +18,11 @@ import Glibc
 ///   piling up unread, disconnects the client with a logged reason;
 /// - at most `maxClients` are served; one more is told so and closed; when the
 ///   process runs out of descriptors the listener pauses (logged once) instead of
-///   spinning, and resumes when a descriptor is freed or a second later.
+///   spinning, and resumes when a descriptor is freed or a second later;
+/// - clients that are not operators share `maxClients - operatorReserve` slots, at most
+///   `maxClientsPerUser` each: an operator (`kbd-commandd reload`, the admin's tools) always
+///   finds a slot and one local user cannot take the others' agents' slots;
+/// - refusals are logged at most once a second, with the count of those not logged.
 /// Peers are checked with `SO_PEERCRED` and `SO_PEERGROUPS` (the groups the peer
 /// had at connect, not read back from /proc, which `ProtectProc=invisible` hides).
 final class ControlServer {
@@ -90,10 +94,24 @@ final class ControlServer {
     let userAgents: Bool
     let readBudget = 64 * 1024
     let linesPerWakeup = 64
+    /// Request bytes handled per turn of the loop over all clients: many clients sending
+    /// large registrations at once are served a 64 KiB line or so per turn, keys in between.
+    let turnByteBudget = 64 * 1024
+    private(set) var turnBytes = 0
     /// Output above which a client's requests are not read until it reads its replies.
     let pauseReadingAbove = 256 * 1024
     private(set) var clients: [Int32: Client] = [:]
     private var nextID = 1
+    /// Slots only operators may take.
+    let operatorReserve: Int
+    /// At most this many clients of one uid that is not an operator.
+    let maxClientsPerUser: Int
+    /// Clients of each uid that is not an operator.
+    private var userClients: [UInt32: Int] = [:]
+    private var userClientTotal = 0
+    /// Refused clients: the last refusal logged, and those not logged since.
+    private var refusalLoggedAt: EventTime?
+    private var refusalsUnlogged = 0
     /// The inode bound, so that only our own socket is removed on exit.
     private var bound: (dev: UInt64, ino: UInt64)?
     /// Which peers may connect: by default root, our own uid, or a member of our group
@@ -117,7 +135,8 @@ final class ControlServer {
     /// not a socket, is an error and left in place.
     /// The corresponding C functions are `socket`, `bind`, `chmod` and `listen`.
     init(path: String, mode: UInt32 = 0o660, logger: Logger, epoll: Epoll, clientTokens: UInt64, listenerToken: UInt64,
-         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256, userAgents: Bool = false) throws(SystemError) {
+         maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256, userAgents: Bool = false,
+         maxClientsPerUser: Int = 16) throws(SystemError) {
         self.path = path
         self.logger = logger
         self.epoll = epoll
@@ -127,6 +146,8 @@ final class ControlServer {
         self.maxQueuedBytes = maxQueuedBytes
         self.maxClients = maxClients
         self.userAgents = userAgents
+        self.operatorReserve = min(max(maxClients / 16, 4), maxClients / 2)
+        self.maxClientsPerUser = maxClientsPerUser
         let address = try UnixSocketAddress(path: path)
         try Self.clearStale(path, address)
         let fd = try UnixSocketAddress.streamSocket(nonBlocking: true)
@@ -222,15 +243,15 @@ final class ControlServer {
             }
             let trusted = authorize(cred.uid, cred.gid, Self.peerGroups(fd))
             guard trusted || userAgents else {
-                logger.warning("control: refused a client (uid \(cred.uid), gid \(cred.gid), pid \(cred.pid)): not authorised")
+                refused(now: now, "control: refused a client (uid \(cred.uid), gid \(cred.gid), pid \(cred.pid)): not authorised")
                 close(fd)
                 continue
             }
-            guard clients.count < maxClients else {
-                let line = ControlReply.refused(name: "error", message: "too many clients (\(maxClients))").line + "\n"
+            if let why = refusal(uid: cred.uid, trusted: trusted) {
+                let line = ControlReply.refused(name: "error", message: why).line + "\n"
                 _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                 close(fd)
-                logger.warning("control: refused a client (uid \(cred.uid)): already \(maxClients) clients")
+                refused(now: now, "control: refused a client (uid \(cred.uid)): \(why)")
                 continue
             }
             let client = Client(id: nextID, fd: fd, uid: cred.uid, trusted: trusted, maxLineBytes: maxLineBytes)
@@ -240,9 +261,36 @@ final class ControlServer {
             }
             nextID += 1
             clients[fd] = client
+            if !trusted {
+                userClients[cred.uid, default: 0] += 1
+                userClientTotal += 1
+            }
             out.append(client)
         }
         return out
+    }
+
+    /// Why a new client of `uid` gets no slot, nil when it does.
+    func refusal(uid: UInt32, trusted: Bool) -> String? {
+        if clients.count >= maxClients { return "too many clients (\(maxClients))" }
+        if trusted { return nil }
+        if userClientTotal >= maxClients - operatorReserve {
+            return "too many clients (\(maxClients - operatorReserve) for users outside the service's group; \(operatorReserve) are kept for it)"
+        }
+        if userClients[uid, default: 0] >= maxClientsPerUser { return "too many clients of uid \(uid) (\(maxClientsPerUser))" }
+        return nil
+    }
+
+    /// Logs a refusal, at most once a second (a connect loop wrote 14 MB of them in 3 s).
+    private func refused(now: EventTime, _ message: String) {
+        if let last = refusalLoggedAt, now < last.adding(milliseconds: 1000) {
+            refusalsUnlogged += 1
+            return
+        }
+        let more = refusalsUnlogged > 0 ? " (and \(refusalsUnlogged) more refused clients not logged in the last seconds)" : ""
+        logger.warning("\(message)\(more)")
+        refusalLoggedAt = now
+        refusalsUnlogged = 0
     }
 
     private func pauseAccepting(now: EventTime, error: Int32) {
@@ -294,17 +342,26 @@ final class ControlServer {
         return handleBuffered(client, handle: handle)
     }
 
-    /// Handles up to `linesPerWakeup` lines already received.
+    /// A new turn of the loop: the request bytes budget starts over.
+    func startTurn() { turnBytes = 0 }
+
+    /// Handles up to `linesPerWakeup` lines already received (fewer when this turn's request
+    /// bytes are spent: the rest waits for the next turn, after the keys).
     func handleBuffered(_ client: Client, handle: (String) -> Bool) -> ReadOutcome {
         backlog.remove(client.fd)
         var handled = 0
         while handled < linesPerWakeup {
+            if turnBytes >= turnByteBudget, client.input.pendingBytes > 0 {
+                backlog.insert(client.fd)
+                return .open
+            }
             client.input.skipEmptyLines()
             switch client.input.nextLine() {
             case .line(let bytes):
                 // Blank lines (only spaces or CR) need no reply and cost no allocation.
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
                 handled += 1
+                turnBytes += bytes.count
                 if !handle(String(decoding: bytes, as: UTF8.self)) { return .open }
             case .tooLong:
                 return .closed(reason: "request line longer than \(maxLineBytes) bytes")
@@ -340,6 +397,11 @@ final class ControlServer {
 
     func remove(_ client: Client) {
         epoll.remove(client.fd)
+        if clients[client.fd] === client, !client.trusted {
+            userClients[client.uid, default: 1] -= 1
+            if userClients[client.uid] == 0 { userClients[client.uid] = nil }
+            userClientTotal -= 1
+        }
         clients[client.fd] = nil
         backlog.remove(client.fd)
         close(client.fd)

@@ -6,6 +6,7 @@ public import KbdPipeline
 public import KbdConfig
 import KbdControl
 import KbdGeometry
+public import KbdSeats
 public import Logging
 import CLinux
 #if canImport(Glibc)
@@ -70,6 +71,7 @@ public final class KeyboardDaemon {
         static let children: UInt64 = 3 << 32
         static let external: UInt64 = 4 << 32
         static let processes: UInt64 = 5 << 32
+        static let seats: UInt64 = 3
     }
 
     public let options: Options
@@ -102,6 +104,13 @@ public final class KeyboardDaemon {
     /// Desktop keymaps compiled for `set_keymap` (the newest last, at most four): a layout
     /// switch on the desktop sends the same names with another group, which only locks it.
     private var desktopKeymaps: [(names: KeymapNames, keymap: XkbKeymap)] = []
+    /// Who is at each seat (logind), followed from the first client that is not an operator
+    /// on (an idle service, or one serving operators only, never loads libsystemd).
+    private var seats: SeatTracker?
+    /// Why logind is not followed, once it was tried (nil: not tried yet, or followed).
+    private var seatsProblem: String?
+    /// Opens the logind source (tests give a fake; default: sd-login from libsystemd).
+    public var loginSource: () throws(SeatsUnavailable) -> any LoginSource = { () throws(SeatsUnavailable) -> any LoginSource in try SystemdLogin() }
     /// The result of a reload already done in this turn of the loop: repeated requests share it.
     private var reloadThisTurn: ReloadOutcome?
     private var stopRequested = false
@@ -204,6 +213,7 @@ public final class KeyboardDaemon {
     /// Waits for activity (at most until the next deadline, or `maxWaitMilliseconds`) and handles it.
     public func runOnce(maxWaitMilliseconds: Int?) {
         reloadThisTurn = nil
+        control?.startTurn()
         var timeout: Int32 = -1
         var deadline = pipeline.nextDeadline
         if let r = runner.nextDeadline, deadline == nil || r < deadline! { deadline = r }
@@ -250,7 +260,7 @@ public final class KeyboardDaemon {
         case Token.processes: runner.processExited(fd)
         case Token.external: externals[token]?.1()
         default:
-            if token == Token.hotplug { hotplug() } else if token == Token.listener { acceptClients() }
+            if token == Token.hotplug { hotplug() } else if token == Token.listener { acceptClients() } else if token == Token.seats { seatsChanged() }
         }
     }
 
@@ -393,7 +403,8 @@ public final class KeyboardDaemon {
                 // Only to the agent that registered it; the log names the user, not the device.
                 if let control, let client = control.clients.values.first(where: { $0.id == owner }) {
                     if command.keys.contains(where: { !$0.hasCommandModifier }) {
-                        logger.info("user command \(command.id) for uid \(client.uid)")
+                        // Its id is the user's to choose (it could name the key): neither is logged.
+                        logger.info("user command for uid \(client.uid) (a chord that types text: id and chord not logged)")
                     } else {
                         logger.info("user command \(command.id) (\(chord)) for uid \(client.uid)")
                     }
@@ -437,6 +448,56 @@ public final class KeyboardDaemon {
         guard let control else { return }
         for client in control.acceptPending(now: clock()) {
             logger.debug("control: client \(client.id) connected (uid \(client.uid))")
+            if !client.trusted { followSeats() }
+        }
+    }
+
+    // MARK: - Seats
+
+    /// Who is active at each seat, as the control session and the pipeline know it.
+    public var activeSessions: ActiveSessions { session.sessions }
+
+    /// Starts following logind (once): the monitor's descriptor joins the loop.
+    public func followSeats() {
+        guard seats == nil, seatsProblem == nil else { return }
+        do throws(SeatsUnavailable) {
+            let tracker = SeatTracker(source: try loginSource())
+            if let fd = tracker.source.changeDescriptor { try? epoll.add(fd, token: Token.seats) }
+            seats = tracker
+            logger.info("following logind: \(Self.describe(tracker.current))")
+            // Where things stand when following starts is no switch: nobody is told.
+            apply(session.sessionsChanged(tracker.current, problem: nil).filter { if case .sessionEvent = $0 { false } else { true } }, for: nil)
+        } catch {
+            seatsProblem = error.reason
+            logger.warning("cannot follow logind (\(error.reason)): tables of users outside the service's group are refused")
+            apply(session.sessionsChanged(.unavailable, problem: error.reason), for: nil)
+        }
+    }
+
+    private func seatsChanged() {
+        guard let seats else { return }
+        if !seats.refresh().isEmpty || seats.current != session.sessions {
+            apply(session.sessionsChanged(seats.current, problem: nil), for: nil)
+        }
+    }
+
+    private static func describe(_ sessions: ActiveSessions) -> String {
+        sessions.activeUID.isEmpty ? "no active session" : sessions.activeUID.sorted { $0.key < $1.key }.map { "\($0.key): uid \($0.value)" }.joined(separator: ", ")
+    }
+
+    /// Tells the clients of `uid` that its session on `seat` came or went (subscribers of
+    /// `session` events, operators' clients, learn it from the broadcast).
+    private func sendSessionEvent(uid: UInt32, seat: String, active: Bool) {
+        guard let control else { return }
+        let time = Double(clock().microseconds) / 1_000_000
+        let direct = ControlEvent(time: time, payload: .session(seat: seat, active: active, uid: nil)).line
+        for client in control.clients.values where client.uid == uid && !client.subscriptions.contains(.session) {
+            if case .broken = control.send(direct, to: client) { drop(client, reason: nil) }
+        }
+        guard active else { return }
+        let broadcast = ControlEvent(time: time, payload: .session(seat: seat, active: true, uid: uid)).line
+        for client in control.clients.values where client.subscriptions.contains(.session) {
+            if case .broken = control.send(broadcast, to: client) { drop(client, reason: nil) }
         }
     }
 
@@ -445,7 +506,10 @@ public final class KeyboardDaemon {
         if let reason { logger.warning("control: disconnecting client \(client.id): \(reason)") }
         control.remove(client)
         // What the client claimed leaves with it.
-        apply(session.disconnected(client.id), for: client)
+        let effects = session.disconnected(client.id)
+        apply(effects, for: client)
+        // A table that left gives its memory back to the system, not only to malloc.
+        if effects.contains(where: { if case .userTable = $0 { true } else { false } }) { kbd_malloc_trim() }
     }
 
     private func clientReady(_ client: ControlServer.Client, events: UInt32) {
@@ -481,7 +545,7 @@ public final class KeyboardDaemon {
             keymapProblem: { [unowned self] keymap in
                 do throws(KeymapError) { _ = try self.desktopKeymap(keymap) } catch { return error.message }
                 return nil
-            })
+            }, now: clock())
         let outcome = session.handle(line, from: peer, view: view)
         var reply = outcome.reply
         if apply(outcome.effects, for: client) {
@@ -497,7 +561,7 @@ public final class KeyboardDaemon {
 
     /// Applies the session's effects to the pipeline and the client; true when a reload was asked for.
     @discardableResult
-    private func apply(_ effects: [ControlSession.Effect], for client: ControlServer.Client) -> Bool {
+    private func apply(_ effects: [ControlSession.Effect], for client: ControlServer.Client?) -> Bool {
         var reload = false
         for effect in effects {
             switch effect {
@@ -505,12 +569,14 @@ public final class KeyboardDaemon {
             case .systemTextInput(let active): pipeline.setTextInputActive(active)
             case .ownScopes(let owner, let scopes): pipeline.setScopes(scopes, owner: owner)
             case .ownTextInput(let owner, let active): pipeline.setTextInputActive(active, owner: owner)
-            case .userTable(let owner, let table): pipeline.setUserTable(table, owner: owner)
+            case .userTable(let owner, let table, let uid): pipeline.setUserTable(table, owner: owner, uid: uid)
+            case .activeSessions(let sessions): pipeline.setActiveSessions(sessions)
+            case .sessionEvent(let uid, let seat, let active): sendSessionEvent(uid: uid, seat: seat, active: active)
             case .keymap(let keymap): applyDesktopKeymap(keymap)
             case .stickyKeys(let on):
                 pipeline.setStickyKeys(on)
                 logger.info("sticky keys \(pipeline.mapper.stickyKeysOn ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))")
-            case .subscribe(_, let kinds): client.subscriptions = kinds
+            case .subscribe(_, let kinds): client?.subscriptions = kinds
             case .reload: reload = true
             case .log(.debug, let message): logger.debug("\(message)")
             case .log(.info, let message): logger.info("\(message)")

@@ -40,7 +40,10 @@ public final class EvdevDevice: InputDevice {
         if udevData != nil || sysfs != nil {
             var st = stat()
             if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFCHR {
-                if let udevData { description.udevIntegration = UdevDatabase(directory: udevData).integration(device: UInt64(st.st_rdev)) }
+                if let udevData, let record = UdevDatabase(directory: udevData).record(device: UInt64(st.st_rdev)) {
+                    description.udevIntegration = record.integration
+                    description.udevSeat = record.seat
+                }
                 if let sysfs { description.sysfsPath = SysfsDevice(root: sysfs).inputDevicePath(device: UInt64(st.st_rdev)) }
             }
         }

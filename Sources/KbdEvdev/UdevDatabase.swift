@@ -27,13 +27,23 @@ public struct UdevDatabase: Sendable {
         return "\(directory)/c\(major):\(minor)"
     }
 
+    /// What the service reads of a node's record: `ID_INTEGRATION` and `ID_SEAT`.
+    public struct Record: Sendable, Equatable {
+        public var integration: KeyboardIntegration?
+        /// The logind seat (`ID_SEAT`); nil: unset, which logind reads as `seat0`.
+        public var seat: String?
+    }
+
     /// `ID_INTEGRATION` of the node, nil when udev has no record or did not set it.
-    public func integration(device: UInt64) -> KeyboardIntegration? {
+    public func integration(device: UInt64) -> KeyboardIntegration? { record(device: device)?.integration }
+
+    /// The node's `ID_INTEGRATION` and `ID_SEAT`, nil when udev has no record.
+    public func record(device: UInt64) -> Record? {
         let fd = open(path(device: device), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         // udev's records are a few hundred bytes; a longer one is searched in its first 8 KiB.
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8192) { buffer -> KeyboardIntegration? in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8192) { buffer -> Record in
             var filled = 0
             while filled < buffer.count {
                 let n = read(fd, buffer.baseAddress! + filled, buffer.count - filled)
@@ -41,8 +51,39 @@ public struct UdevDatabase: Sendable {
                 if n <= 0 { break }
                 filled += n
             }
-            return Self.integration(in: UnsafeBufferPointer(rebasing: buffer[0..<filled]))
+            let bytes = UnsafeBufferPointer(rebasing: buffer[0..<filled])
+            return Record(integration: Self.integration(in: bytes), seat: Self.seat(in: bytes))
         }
+    }
+
+    /// The `ID_SEAT` of a database file's text.
+    public static func seat(in text: String) -> String? {
+        var copy = Array(text.utf8)
+        return copy.withUnsafeMutableBufferPointer { seat(in: UnsafeBufferPointer($0)) }
+    }
+
+    /// `E:ID_SEAT=NAME`: a seat name is `seat` followed by letters, digits, `-` and `_` (as
+    /// logind accepts them); anything else is ignored (the device stays on `seat0`).
+    static func seat(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let value = value(of: "E:ID_SEAT=", in: bytes), value.count <= 255, value.starts(with: "seat".utf8),
+              value.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F })
+        else { return nil }
+        return String(decoding: value, as: UTF8.self)
+    }
+
+    /// The value of the first line starting with `key`, without making strings.
+    static func value(of key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        let keyBytes = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        var lineStart = 0
+        while lineStart < bytes.count {
+            var lineEnd = lineStart
+            while lineEnd < bytes.count && bytes[lineEnd] != 0x0A { lineEnd += 1 }
+            if lineEnd - lineStart > keyBytes.count, (0..<keyBytes.count).allSatisfy({ bytes[lineStart + $0] == keyBytes[$0] }) {
+                return UnsafeBufferPointer(rebasing: bytes[(lineStart + keyBytes.count)..<lineEnd])
+            }
+            lineStart = lineEnd + 1
+        }
+        return nil
     }
 
     /// The `ID_INTEGRATION` of a database file's text.

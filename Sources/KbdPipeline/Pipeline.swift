@@ -39,6 +39,9 @@ public final class Pipeline {
         let name: String
         let description: DeviceDescription
         let verdict: KeyboardClassifier.Verdict
+        /// The logind seat (udev `ID_SEAT`, else seat0): a user's table fires only for keys
+        /// typed on a seat where that user's session is active.
+        let seat: String
         /// Inside a SYN_DROPPED frame: events are discarded until SYN_REPORT.
         var dropping = false
         var droppedEvents = 0
@@ -46,6 +49,7 @@ public final class Pipeline {
             self.name = name
             self.description = description
             self.verdict = verdict
+            self.seat = description.seat
         }
     }
 
@@ -81,24 +85,49 @@ public final class Pipeline {
     public var table: CommandTable { router.table }
 
     /// Users' tables (their agents'), by owner: routed after the system table, which
-    /// always wins a key it has a command or a pending sequence for.
-    private var userRouters: [(owner: Int, router: ChordRouter)] = []
+    /// always wins a key it has a command or a pending sequence for. `uid` is set for a
+    /// table that is not an operator's: it fires only for keys typed on a seat where that
+    /// uid owns the active session.
+    private var userRouters: [(owner: Int, uid: UInt32?, router: ChordRouter)] = []
+    /// Who is at each seat (logind): read only while a user's table is registered.
+    public private(set) var activeSessions = ActiveSessions.unavailable
+    /// Keys held when a seat changed hands (device, code): their repeats fire nothing until
+    /// they are released, so a chord held across a user switch does not reach the next user.
+    private var heldAtSwitch: Set<HeldKey> = []
+    private struct HeldKey: Hashable {
+        var device: DeviceID
+        var code: UInt16
+    }
     /// Scopes and text input an owner set for its own table (its session's focused window);
     /// an owner without a claim follows the system table's.
     private var ownScopes: [Int: [String]] = [:]
     private var ownTextInput: [Int: Bool] = [:]
 
-    /// Sets (or with nil removes) the table of `owner`.
-    public func setUserTable(_ table: CommandTable?, owner: Int) {
+    /// Sets (or with nil removes) the table of `owner`. `uid` nil: an operator's table,
+    /// routed whoever is at the keyboard; else it fires only where `uid` is active.
+    public func setUserTable(_ table: CommandTable?, owner: Int, uid: UInt32? = nil) {
         userRouters.removeAll { $0.owner == owner }
         if let table {
-            userRouters.append((owner, ChordRouter(table: table, scopes: ownScopes[owner] ?? router.activeScopes,
+            userRouters.append((owner, uid, ChordRouter(table: table, scopes: ownScopes[owner] ?? router.activeScopes,
                                                    textInputActive: ownTextInput[owner] ?? router.textInputActive)))
         }
     }
 
     /// The users' tables, by owner.
     public var userTables: [(owner: Int, table: CommandTable)] { userRouters.map { ($0.owner, $0.router.table) } }
+
+    /// Who is at each seat now. When a seat changed hands, every pending sequence starts over
+    /// and the keys held at that moment fire nothing until released (held chords are reset).
+    public func setActiveSessions(_ sessions: ActiveSessions) {
+        let changed = !sessions.changes(from: activeSessions).isEmpty
+        activeSessions = sessions
+        guard changed else { return }
+        router.cancelPending()
+        for i in userRouters.indices { userRouters[i].router.cancelPending() }
+        for (id, device) in devices.entries where device.verdict.isKeyboard {
+            for code in mapper.keysDown(id) { heldAtSwitch.insert(HeldKey(device: id, code: code)) }
+        }
+    }
 
     /// The scopes and text input routing the table of `owner` (nil: it has none).
     public func userState(owner: Int) -> (scopes: [String], textInput: Bool)? {
@@ -147,8 +176,9 @@ public final class Pipeline {
         router.textInputActive = other.router.textInputActive
         ownScopes = other.ownScopes
         ownTextInput = other.ownTextInput
+        activeSessions = other.activeSessions
         userRouters = other.userRouters.map {
-            ($0.owner, ChordRouter(table: $0.router.table, scopes: $0.router.activeScopes, textInputActive: $0.router.textInputActive))
+            ($0.owner, $0.uid, ChordRouter(table: $0.router.table, scopes: $0.router.activeScopes, textInputActive: $0.router.textInputActive))
         }
     }
 
@@ -257,7 +287,7 @@ public final class Pipeline {
             }
             guard input.type == EventType.key, device.verdict.isKeyboard else { return }
             switch mapper.map(input, device: id) {
-            case .key(let key): route(key, device: device.name, into: &out)
+            case .key(let key): route(key, device: device, into: &out)
             case .dropped: eventsDropped += 1
             case .ignored: break
             }
@@ -281,7 +311,7 @@ public final class Pipeline {
             guard let device = devices[id] else { return }
             advance(to: time, into: &out)
             if device.verdict.isKeyboard {
-                for key in mapper.detach(id, at: time) { route(key, device: device.name, into: &out) }
+                for key in mapper.detach(id, at: time) { route(key, device: device, into: &out) }
                 routerOutputs.removeAll(keepingCapacity: true)
                 router.deviceDetached(id, at: time, into: &routerOutputs)
                 for i in userRouters.indices { userRouters[i].router.deviceDetached(id, at: time, into: &routerOutputs) }
@@ -305,16 +335,22 @@ public final class Pipeline {
     private func resync(_ id: DeviceID, keysDown: Set<UInt16>?, at time: EventTime, into out: inout [PipelineEvent]) {
         guard let device = devices[id], device.verdict.isKeyboard else { return }
         let keys = keysDown.map { mapper.synchronize(id, keysDown: $0, at: time) } ?? mapper.releaseAll(id, at: time)
-        for key in keys { route(key, device: device.name, into: &out) }
+        for key in keys { route(key, device: device, into: &out) }
         if device.droppedEvents > 0 {
             out.append(.dropped(time: time, device: device.name, count: device.droppedEvents, reason: "SYN_DROPPED"))
             device.droppedEvents = 0
         }
     }
 
-    private func route(_ key: KeyEvent, device: String, into out: inout [PipelineEvent]) {
+    private func route(_ key: KeyEvent, device source: Device, into out: inout [PipelineEvent]) {
+        let device = source.name
         if options.emitKeys { out.append(.key(key, device: device)) }
         guard !key.synthetic else { return }
+        if !heldAtSwitch.isEmpty, heldAtSwitch.contains(HeldKey(device: key.device, code: key.code)) {
+            // Held across a user switch: its repeats fire nothing; a release or a new press ends that.
+            if key.state != .repeat { heldAtSwitch.remove(HeldKey(device: key.device, code: key.code)) }
+            if key.state != .press { return }
+        }
         // Emptied only when not empty: removeAll is a generic replaceSubrange call (~80
         // instructions) even on an empty array, once per key event.
         if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
@@ -334,6 +370,11 @@ public final class Pipeline {
         }
         guard !userRouters.isEmpty else { return }
         for i in userRouters.indices {
+            if let uid = userRouters[i].uid, activeSessions.activeUID[source.seat] != uid {
+                // Not that user's keyboard now: nobody else's typing reaches a user's table.
+                userRouters[i].router.cancelPending()
+                continue
+            }
             if systemTook {
                 // The system table has this key: no user table sees it.
                 userRouters[i].router.cancelPending()

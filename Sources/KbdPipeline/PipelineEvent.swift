@@ -32,6 +32,9 @@ public enum PipelineEvent: Sendable {
     /// The kinds of event, named as the `event` field of the JSON form and as clients subscribe to them.
     public enum Kind: String, Sendable, CaseIterable {
         case attach, detach, key, chord, command, presence, geometry, dropped
+        /// A seat's active session changed hands (sent by the daemon, not the pipeline): to
+        /// the agents of the users who came and left, and to operators' subscribers.
+        case session
     }
 
     public var eventKind: Kind {

@@ -332,6 +332,6 @@ public enum Service {
     /// heap that glibc keeps mapped (it trims only the top). The resident service then holds
     /// what it uses, not what it once needed (BENCHMARKS: idle memory).
     static func returnFreedMemory() {
-        _ = kbd_malloc_trim()
+        kbd_malloc_trim()
     }
 }

@@ -9,6 +9,7 @@ import KbdCore
 import KbdControl
 import KbdCommands
 import KbdPipeline
+import KbdSeats
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,6 +52,12 @@ enum Attack {
         var attackers: [(String, Int)] = []
         /// Commands in the config (the reload scenario loads a large one).
         var extraCommands = 0
+        /// Issue 25: the service serves users' agents (`--user-agents`, logind simulated with
+        /// the bench's user at seat0) and the attackers run as other uids (nobody and up),
+        /// when the bench runs as root; otherwise they are operators and the note says so.
+        var otherUsers = false
+        /// The RSS once the attackers left is measured (after the typing).
+        var leaveAndMeasure = false
     }
 
     static let scenarios: [Scenario] = [
@@ -64,6 +71,12 @@ enum Attack {
         Scenario(name: "D10 300 clients held (cap 256)", attackers: [("hold", 1)]),
         Scenario(name: "D13 a reload every 100 ms, 5,001 commands", attackers: [("reload", 1)], extraCommands: 5000),
         Scenario(name: "churn: connect, ping, disconnect", attackers: [("churn", 1)]),
+        Scenario(name: "U1 another uid re-registers a 1,000-command table on 64 connections", attackers: [("reregister", 1)], otherUsers: true),
+        Scenario(name: "U2 another uid: 64 KiB registrations (a 20,000-chord sequence, 999 prefixes) on 16 connections",
+                 attackers: [("hugeseq", 1)], otherUsers: true),
+        Scenario(name: "U3 another uid: 300 connections held and a connect loop", attackers: [("hold", 1), ("churn", 1)], otherUsers: true),
+        Scenario(name: "U4 250 clients of 25 uids register the largest tables, then leave", attackers: [("tables", 25)], otherUsers: true,
+                 leaveAndMeasure: true),
     ]
 
     static func run(chords: Int) {
@@ -95,12 +108,16 @@ enum Attack {
         let daemon: KeyboardDaemon
         do {
             daemon = try KeyboardDaemon(
-                options: .init(socketPath: socketPath, maxChildren: 8), source: source, logger: log.logger(),
+                options: .init(socketPath: socketPath, maxChildren: 8, userAgents: scenario.otherUsers), source: source, logger: log.logger(),
                 load: Service.loader(configPath: configPath, keymap: KeymapNames(layout: "us"), environment: [:]))
         } catch {
             say("| \(scenario.name) | cannot start: \(error) | | | | |")
             return
         }
+        // The console user (the bench's uid) owns seat0's session: the attackers are elsewhere.
+        let login = FakeLogin(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: getuid()]))
+        daemon.loginSource = { () throws(SeatsUnavailable) -> any LoginSource in login }
+        chmod(dir, 0o755)
         let latencies = Latencies()
         daemon.dispatchObserver = { command, eventTime, dispatchTime in
             if command.id == "save" { latencies.values.append(dispatchTime.microseconds - eventTime.microseconds) }
@@ -112,8 +129,13 @@ enum Attack {
             for _ in 0..<20 { daemon.runOnce(maxWaitMilliseconds: 5) }
         }
         var attackers: [pid_t] = []
+        let rssStart = Bench.procStatus(getpid(), "VmRSS")
         for (kind, count) in scenario.attackers {
-            for _ in 0..<count { attackers.append(spawnAttacker(kind, socketPath)) }
+            for i in 0..<count {
+                // Another uid when the bench may switch (root): nobody, then 65000 and up.
+                let uid: UInt32? = scenario.otherUsers && getuid() == 0 ? (count == 1 ? 65534 : 65000 + UInt32(i)) : nil
+                attackers.append(spawnAttacker(kind, socketPath, uid: uid))
+            }
         }
         // Let the attack get going before measuring.
         let warm = monotonicNow().adding(milliseconds: 500)
@@ -138,6 +160,12 @@ enum Attack {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
         }
+        var left = ""
+        if scenario.leaveAndMeasure {
+            let settle = monotonicNow().adding(milliseconds: 1000)
+            while monotonicNow() < settle { daemon.runOnce(maxWaitMilliseconds: 10) }
+            left = ", after they left \(Bench.procStatus(getpid(), "VmRSS")) KiB (before they came \(rssStart) KiB, peak \(Bench.procStatus(getpid(), "VmHWM")) KiB)"
+        }
         daemon.runner.stopAll()
         for _ in 0..<20 { daemon.runOnce(maxWaitMilliseconds: 5) }
         let sorted = latencies.values.sorted()
@@ -146,7 +174,8 @@ enum Attack {
             let i = min(sorted.count - 1, Int(Double(sorted.count) * p))
             return Bench.fmt(Double(sorted[i]) / 1000, 2) + " ms"
         }
-        var notes = "log \(log.bytes.load(ordering: .relaxed) / 1024) KiB, RSS \(rssBefore)→\(rssAfter) KiB"
+        var notes = "log \(log.bytes.load(ordering: .relaxed) / 1024) KiB, RSS \(rssBefore)→\(rssAfter) KiB" + left
+        if scenario.otherUsers { notes += getuid() == 0 ? ", attackers as other uids" : ", attackers as operators (not root: cannot switch uid)" }
         if scenario.fire.contains("b") { notes += ", 8 more fires: \(refusedExtra) refused" }
         say("| \(scenario.name) | \(pct(0.5)) | \(pct(0.99)) | \(sorted.last.map { Bench.fmt(Double($0) / 1000, 2) + " ms" } ?? "–") | \(sorted.count)/\(chords) | \(notes) |")
         for pid in Self.pids(log.lines()) { kill(-pid, SIGKILL) }
@@ -160,13 +189,17 @@ enum Attack {
         }
     }
 
-    static func spawnAttacker(_ kind: String, _ socket: String) -> pid_t {
-        Bench.launch([Bench.directory + "/kbd-bench", "attacker", kind, socket])
+    static func spawnAttacker(_ kind: String, _ socket: String, uid: UInt32? = nil) -> pid_t {
+        Bench.launch([Bench.directory + "/kbd-bench", "attacker", kind, socket] + (uid.map { [String($0)] } ?? []))
     }
 
     // MARK: - Attackers (separate processes, until killed)
 
-    static func attacker(_ kind: String, _ socket: String) -> Never {
+    static func attacker(_ kind: String, _ socket: String, uid: UInt32? = nil) -> Never {
+        if let uid {
+            // Another local user: no supplementary groups, its own uid and gid.
+            guard setgroups(0, nil) == 0, setgid(uid) == 0, setuid(uid) == 0 else { exit(2) }
+        }
         func connectNow() -> Int32 { (try? UnixSocketAddress(path: socket).connect()) ?? -1 }
         func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
             var sent = 0
@@ -209,6 +242,44 @@ enum Attack {
                 drain(fd)
                 usleep(100_000)
             }
+        case "reregister":
+            // 64 connections (16 get a slot) re-registering a valid 1,000-command table.
+            let table = Array(ControlRequest.register(commands: (0..<1000).map {
+                ControlRequest.CommandSpec(id: "c\($0)", keys: "Ctrl+Alt+F\($0 % 12 + 1)", scope: "s\($0 / 12)")
+            }, sequenceTimeoutMilliseconds: nil).line.utf8) + [0x0A]
+            let fds = (0..<64).map { _ in connectNow() }.filter { $0 >= 0 }
+            while true {
+                var alive = false
+                for fd in fds where send(fd, table) { alive = true; drain(fd) }
+                if !alive { sleep(1) }
+            }
+        case "hugeseq":
+            // The red team's 64 KiB registration: one 20,000-chord sequence and 999 commands on its prefixes.
+            let chain = Array(repeating: "a", count: 20_000)
+            var specs = [ControlRequest.CommandSpec(id: "long", keys: chain.joined(separator: " "))]
+            for i in 1..<1000 { specs.append(.init(id: "p\(i)", keys: chain.prefix(i % 8 + 1).joined(separator: " "))) }
+            let request = Array(ControlRequest.register(commands: specs, sequenceTimeoutMilliseconds: nil).line.utf8) + [0x0A]
+            let fds = (0..<16).map { _ in connectNow() }.filter { $0 >= 0 }
+            while true {
+                var alive = false
+                for fd in fds where send(fd, request) { alive = true; drain(fd) }
+                if !alive { sleep(1) }
+            }
+        case "tables":
+            // 10 connections, each registering a table as large as a request holds (600
+            // two-chord commands, ~60 KiB), then held.
+            var fds: [Int32] = []
+            for c in 0..<10 {
+                let fd = connectNow()
+                guard fd >= 0 else { continue }
+                let table = Array(ControlRequest.register(commands: (0..<600).map {
+                    ControlRequest.CommandSpec(id: "t\(c)-\($0)", title: String(repeating: "x", count: 12), keys: "Ctrl+Alt+F\($0 % 12 + 1) Ctrl+\(Character(UnicodeScalar(97 + $0 % 26)!))",
+                                               scope: "s\($0 / 12)")
+                }, sequenceTimeoutMilliseconds: nil).line.utf8) + [0x0A]
+                _ = send(fd, table)
+                fds.append(fd)
+            }
+            while true { for fd in fds { drain(fd) }; usleep(10_000) }
         case "churn":
             while true {
                 let fd = connectNow()

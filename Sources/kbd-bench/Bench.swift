@@ -35,9 +35,11 @@ struct Bench {
             say("wrote \(n) events to \(args[i + 1])")
         case "attack":
             Attack.run(chords: option("--chords", 1000))
+        case "seats":
+            Seats.run(changes: option("--changes", 1))
         case "attacker":
             guard args.count >= 2 else { usage() }
-            Attack.attacker(args[0], args[1])
+            Attack.attacker(args[0], args[1], uid: args.count >= 3 ? UInt32(args[2]) : nil)
         case "agent-idle":
             mkdir("/tmp/kbd-bench", 0o755)
             mkdir("/tmp/kbd-bench/input-empty", 0o755)

@@ -298,6 +298,14 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         #expect(tried.count == 1 && tried[0].hasPrefix("sway IPC at \(server.directory)/none.sock"))
         // A signature is a directory name, never a path.
         #expect(HyprlandEvents.socketPaths(signature: "../../etc", runtimeDirectory: "/run/user/1000").isEmpty)
+        // Issue 25 item 7: never /tmp/hypr (another user could have made it first), and only a
+        // socket served by the agent's own uid.
+        #expect(HyprlandEvents.socketPaths(signature: "v0.41_1718000000_abcdef", runtimeDirectory: nil).isEmpty)
+        #expect(HyprlandEvents.socketPaths(signature: "v0.41_1718000000_abcdef", runtimeDirectory: "/run/user/1000")
+                == ["/run/user/1000/hypr/v0.41_1718000000_abcdef/.socket2.sock"])
+        var foreign: [String] = []
+        #expect(FocusSources.open(environment: env, tried: &foreign, owner: geteuid() &+ 4242) == nil)
+        #expect(foreign.count == 1 && foreign[0].hasSuffix("served by uid \(geteuid()), not by uid \(geteuid() &+ 4242) (this agent's user); not using it"), "\(foreign)")
         var none: [String] = []
         #expect(FocusSources.open(environment: [:], tried: &none) == nil && none.isEmpty)
         // In a Wayland session $DISPLAY is Xwayland's: not a focus source.

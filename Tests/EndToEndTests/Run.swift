@@ -94,7 +94,8 @@ final class RunningTool {
 
     /// `brokenStderr`: standard error is a pipe whose reader is already gone (a log
     /// reader that went away), so every write to it fails with EPIPE.
-    init(_ arguments: [String], environment: [String: String] = testEnvironment, brokenStderr: Bool = false) {
+    init(_ arguments: [String], environment: [String: String] = testEnvironment, brokenStderr: Bool = false,
+         executable: String = Paths.executable) {
         var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
         _ = mkdtemp(&template)
         dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -110,10 +111,10 @@ final class RunningTool {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, dir + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         }
-        let argv = ([Paths.executable] + arguments).map { strdup($0) } + [nil]
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         var pid = pid_t()
-        posix_spawn(&pid, Paths.executable, &actions, nil, argv, envp)
+        posix_spawn(&pid, executable, &actions, nil, argv, envp)
         posix_spawn_file_actions_destroy(&actions)
         if brokenStderr { close(pipeFDs[1]) }
         argv.forEach { free($0) }

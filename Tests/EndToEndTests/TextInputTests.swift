@@ -68,3 +68,40 @@ import Testing
         #expect(focus.textInput == textInput)
     }
 }
+
+/// Issue 25 item 6 (in part): what a focus claim on the accessibility bus is worth.
+@Suite struct FocusClaimTests {
+    static func bits(_ states: UInt32...) -> [UInt32] {
+        var words: [UInt32] = [0, 0]
+        for s in states { words[Int(s / 32)] |= 1 << (s % 32) }
+        return words
+    }
+
+    /// An application claimed the focus for an object that does not have it (a spoof, or a
+    /// claim a later focus change superseded): dropped, text input unchanged.
+    @Test func aClaimWithoutTheFocusedStateIsDropped() {
+        #expect(AccessibleText.claim(role: 61, states: Self.bits(AccessibleText.stateEditable)) == nil)
+    }
+
+    /// A claimed object that does not answer in time (or is gone): text input stays on, so
+    /// shortcuts that would fire inside a password field stay off (before: off, fail open).
+    @Test func noAnswerFailsClosed() {
+        #expect(AccessibleText.claim(role: nil, states: nil) == true)
+        #expect(AccessibleText.claim(role: nil, states: Self.bits(AccessibleText.stateFocused)) == true)
+    }
+
+    @Test func aFocusedObjectSaysWhatItIs() {
+        #expect(AccessibleText.claim(role: 61, states: Self.bits(AccessibleText.stateFocused, AccessibleText.stateEditable)) == true)
+        #expect(AccessibleText.claim(role: 29, states: Self.bits(AccessibleText.stateFocused)) == false)
+        #expect(AccessibleText.claim(role: AccessibleText.roleTerminal, states: Self.bits(AccessibleText.stateFocused)) == true)
+    }
+
+    /// `auto` follows KWin on KDE only, never because some client owns `org.kde.KWin`.
+    @Test func autoListensToKWinOnKDEOnly() {
+        #expect(TextInputProducer.usesKWin(currentDesktop: "KDE"))
+        #expect(TextInputProducer.usesKWin(currentDesktop: "plasma:KDE"))
+        #expect(!TextInputProducer.usesKWin(currentDesktop: "GNOME"))
+        #expect(!TextInputProducer.usesKWin(currentDesktop: "sway"))
+        #expect(!TextInputProducer.usesKWin(currentDesktop: nil))
+    }
+}

@@ -22,20 +22,10 @@ final class LiveDesktop: OnScreenKeyboardDesktop {
         environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["XDG_RUNTIME_DIR"] != nil
     }
 
+    /// Chosen by the desktop the session says it is (XDG_CURRENT_DESKTOP), never by a bus
+    /// name: any client of the session bus may own `org.kde.KWin` or `sm.puri.OSK0`.
     func running() -> OnScreenKeyboardSettings.Backend {
-        let desktop = environment["XDG_CURRENT_DESKTOP"]
-        let wvkbd = !Wvkbd.processes().isEmpty
-        guard hasSessionBus else { return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd) }
-        do {
-            let name = try DesktopProcess.call {
-                let bus = try MessageBus()
-                return OnScreenKeyboard.pick(hasOwner: { bus.hasOwner($0) }, currentDesktop: desktop, wvkbdRunning: wvkbd).rawValue
-            }
-            return OnScreenKeyboardSettings.Backend(rawValue: name) ?? .none
-        } catch {
-            logger.warning("on-screen keyboard: no session bus (\(error))")
-            return OnScreenKeyboard.pick(hasOwner: { _ in false }, currentDesktop: desktop, wvkbdRunning: wvkbd)
-        }
+        OnScreenKeyboard.pick(currentDesktop: environment["XDG_CURRENT_DESKTOP"], wvkbdRunning: !Wvkbd.processes().isEmpty)
     }
 
     func keyboard(_ backend: OnScreenKeyboardSettings.Backend) -> (any KeyboardSwitch)? {

@@ -19,6 +19,8 @@ import Testing
         "KbdKeymap": ["KbdCore", "KbdSystem", "CXkb"],
         "KbdRecording": ["KbdCore", "KbdSystem"],
         "KbdEvdev": ["KbdCore", "KbdSystem", "CEvdev", "CLinux"],
+        // logind through sd-login: libsystemd loaded with dlopen (CSystemd's shim).
+        "KbdSeats": ["KbdCore", "KbdSystem", "CSystemd"],
         "KbdCommands": ["KbdCore", "KbdKeymap", "KbdSystem"],  // KbdSystem: escaping the config's text in listings
         "KbdPipeline": ["KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
         "KbdConfig": ["KbdTOML", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
@@ -26,7 +28,7 @@ import Testing
         "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
         // Handed a device source: never KbdEvdev or KbdRecording.
         "KbdDaemon": ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                      "KbdGeometry", "CLinux", "Logging"],
+                      "KbdGeometry", "KbdSeats", "CLinux", "Logging"],
         // The umbrella: re-exports the library for tools and tests outside the package.
         "HardwareInput": Self.library,
         // Floor 7 and the helpers: what they use, by name; never the umbrella.
@@ -44,15 +46,15 @@ import Testing
     ]
     /// The library's modules (what the umbrella re-exports).
     static let library: Set<String> = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",
-                                       "KbdEvdev", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"]
+                                       "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"]
     /// Imported by anything: the platform, never a module of ours.
     static let platform: Set<String> = ["Glibc", "Darwin", "Synchronization"]
     static let codecs: Set<String> = ["KbdJSON", "KbdTOML"]
     static let libraryTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
-                                 "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdService"]
+                                 "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdService"]
     /// Every Swift target of Package.swift (the C ones have no Swift to read).
     static let swiftTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
-                               "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdTestSupport",
+                               "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdTestSupport",
                                "KbdService", "KbdAgent", "kbd-commandd-agent", "kbd-commandd-daemon", "kbd-commandd", "kbd-bench", "kbd-fuzz"]
 
     /// `import X` lines of every Swift file below Sources/TARGET (any access level, `@_exported` too).

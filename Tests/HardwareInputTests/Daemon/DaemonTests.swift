@@ -70,7 +70,13 @@ final class DaemonHarness {
                 return .init(config: config, keymap: try Keymaps.make(config.keymap.layout ?? "us", options: config.keymap.options ?? ""))
             })
         daemon.observer = { [unowned self] in self.events.append($0) }
+        // logind, simulated: the test's own uid is at seat0 unless a test says otherwise.
+        let login = self.login
+        daemon.loginSource = { () throws(SeatsUnavailable) -> any LoginSource in login }
     }
+
+    /// Who is at each seat, as the daemon learns it from logind.
+    let login = FakeLogin(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: geteuid()]))
 
     deinit { unlink(configPath) }
 

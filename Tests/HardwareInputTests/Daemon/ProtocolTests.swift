@@ -141,6 +141,13 @@ import Glibc
     static let root = ControlSession.Peer(id: 1, uid: 0, trusted: true)
     static let alice = ControlSession.Peer(id: 2, uid: 1000, trusted: false)
 
+    /// A session where logind says alice (uid 1000) owns seat0's active session.
+    static func aliceAtTheKeyboard() -> ControlSession {
+        let session = ControlSession()
+        _ = session.sessionsChanged(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: 1000]), problem: nil)
+        return session
+    }
+
     /// A registered table is held to the same rules as a config's [[command]]: before issue 24
     /// `register` accepted an empty id and a scope with a space, which a config refuses.
     @Test(arguments: [
@@ -150,7 +157,7 @@ import Glibc
         (#"{"id":"t","keys":""}"#, "commands[0] (t): keys: expected a non-empty string, found an empty string"),
     ])
     func registrationFollowsTheConfigsRules(_ command: String, _ message: String) {
-        let session = ControlSession()
+        let session = Self.aliceAtTheKeyboard()
         let reply = session.handle(#"{"request":"register","commands":["# + command + "]}", from: Self.alice, view: Self.view).reply
         #expect(reply == .refused(name: "register", message: message))
         #expect(session.tableOwners.isEmpty)
@@ -167,7 +174,7 @@ import Glibc
     /// Claims live in the session: the newest claim routes the system table, each client's
     /// own claim routes its own table, and a client's claims leave with it.
     @Test func claimsAreHeldByClientAndLeaveWithIt() {
-        let session = ControlSession()
+        let session = Self.aliceAtTheKeyboard()
         _ = session.handle(.setScopes(["editor"]), from: Self.root, view: Self.view)
         let second = session.handle(.setScopes(["terminal"]), from: Self.alice, view: Self.view)
         #expect(session.systemScopes == ["terminal"])
@@ -181,7 +188,7 @@ import Glibc
 
     /// A user's client sees its own scopes and table, never the scopes another session set.
     @Test func aUsersListingShowsItsOwnClaims() throws {
-        let session = ControlSession()
+        let session = Self.aliceAtTheKeyboard()
         _ = session.handle(.setScopes(["secret-app"]), from: Self.root, view: Self.view)
         _ = session.handle(#"{"request":"register","commands":[{"id":"t","keys":"Ctrl+Alt+T"}]}"#, from: Self.alice, view: Self.view)
         guard case .listCommands(let listing)? = session.handle(.listCommands, from: Self.alice, view: Self.view).reply else {

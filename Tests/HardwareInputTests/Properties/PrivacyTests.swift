@@ -1,6 +1,9 @@
 import HardwareInput
 import KbdTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A password typed on a keyboard must not come out of any default output path:
 /// log lines at every level, socket events of every kind a client may get by
@@ -59,6 +62,40 @@ struct PrivacyTests {
         #expect(!socketText.isEmpty)
         #expect(Self.leaks(socketText).isEmpty, "socket: \(Self.leaks(socketText))")
         #expect(Self.leaks(logText).isEmpty, "log: \(Self.leaks(logText))")
+    }
+
+    /// Issue 25 item 4 (README "Private by default", docs "Trust"): a local user outside the
+    /// service's group registers every letter and digit with and without Shift (command ids
+    /// that name the keys); while another user's session is active it gets nothing, and the
+    /// log holds neither the password nor the ids; when its own session is active its own
+    /// typing reaches only its own agent, and the log still names no id or chord.
+    @Test func thePasswordNeverReachesAnotherUsersTableOrTheLog() throws {
+        let h = try DaemonHarness(userAgents: true)
+        h.daemon.setPeerAuthorization { _, _, _ in false }
+        h.login.activate(4242)
+        let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        h.pump()
+        let mallory = try SocketClient(path: h.socketPath)
+        let keys = "abcdefghijklmnopqrstuvwxyz0123456789".map(String.init)
+        let commands = keys.flatMap { k in
+            [#"{"id":"key-\#(k)","keys":"\#(k)","priority_over_text_input":true}"#, #"{"id":"key-Shift-\#(k)","keys":"Shift+\#(k)","priority_over_text_input":true}"#]
+        }
+        mallory.send(#"{"request":"register","commands":["# + commands.joined(separator: ",") + "]}\n")
+        mallory.send(#"{"request":"set_text_input","active":false}"# + "\n")
+        h.pump()
+        #expect(mallory.receive().lines.allSatisfy { $0.contains(#""ok":true"#) })
+        kbd.raw(Self.typing(Self.password, from: h.clock.now))
+        h.pump()
+        #expect(mallory.receive().lines.isEmpty)
+        h.login.activate(geteuid())
+        h.pump()
+        _ = mallory.receive()
+        kbd.raw(Self.typing("xyzzy", from: h.clock.now.adding(milliseconds: 5000)))
+        h.pump()
+        #expect(mallory.receive().lines.filter { $0.contains(#""event":"command""#) }.count == 5)
+        let logText = h.logs.all.joined(separator: "\n")
+        #expect(Self.leaks(logText).isEmpty, "log: \(Self.leaks(logText))")
+        #expect(!logText.contains("key-"))
     }
 
     @Test func replayDefaultOutputCarriesNoTypedText() throws {

@@ -1,0 +1,80 @@
+import KbdCore
+import KbdTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 25 item 1, against the real sd-login: `kbd-bench seats` follows logind exactly as
+/// the service does (`SystemdLogin`: libsystemd's sd_get_seats, sd_seat_get_active,
+/// sd_session_get_uid, an sd_login_monitor in a poll loop), in a private mount namespace
+/// whose /run/systemd is a fresh tmpfs. The test writes logind's files there (through
+/// /proc/PID/root, renamed into place as logind does) and switches users; the machine's own
+/// /run/systemd is never touched (the mount exists only in the child's namespace and goes
+/// with it).
+@Suite(.serialized)
+struct SeatsEndToEndTests {
+    static let bench = Paths.builtProduct("kbd-bench")
+    /// Root can make a mount namespace; others need a user namespace the kernel may refuse.
+    static var canIsolate: Bool { access("/usr/bin/unshare", X_OK) == 0 && access(bench, X_OK) == 0 && geteuid() == 0 }
+
+    func readLines(_ tool: RunningTool, count: Int, seconds: Double = 10) -> [String] {
+        for _ in 0..<Int(seconds * 50) {
+            let lines = tool.stdout.split(separator: "\n").map(String.init)
+            if lines.count >= count { return lines }
+            usleep(20_000)
+        }
+        return tool.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test(.enabled(if: canIsolate, "needs root, unshare and kbd-bench"))
+    func followsSimulatedLogindThroughSwitches() throws {
+        // The child waits for the test's go-ahead file before following logind.
+        let script = """
+            mount -t tmpfs -o mode=0755,size=1m kbd-test-logind /run/systemd || exit 90
+            while [ ! -e /run/systemd/go ]; do sleep 0.02; done
+            exec "$0" seats --changes 3
+            """
+        let tool = RunningTool(["-m", "--propagation", "private", "sh", "-c", script, Self.bench], executable: "/usr/bin/unshare")
+        defer {
+            if tool.wait(seconds: 0.1) == -1 { _ = tool.wait(seconds: 0) }
+        }
+        let root = "/proc/\(tool.pid)/root/run/systemd"
+        // Wait for the child's own mount (another device than the host's /run/systemd).
+        var host = stat()
+        try #require(stat("/run/systemd", &host) == 0)
+        var mounted = false
+        for _ in 0..<250 {
+            var st = stat()
+            if stat(root, &st) == 0, st.st_dev != host.st_dev { mounted = true; break }
+            usleep(20_000)
+        }
+        try #require(mounted, "the child's /run/systemd never became a tmpfs: \(tool.stderr)")
+        let files = LogindFiles(root: root)
+        try files.boot()
+        let alice = LogindFiles.Session(id: "1", uid: 1000, user: "alice")
+        let bob = LogindFiles.Session(id: "2", uid: 1001, user: "bob")
+        let mallory = LogindFiles.Session(id: "3", uid: 1006, user: "mallory", seat: nil)  // an ssh login: no seat
+        try files.seat(sessions: [alice, bob, mallory], active: "1")
+        _ = creat(root + "/go", 0o644)
+        #expect(readLines(tool, count: 1).first == "active seat0=1000", "\(tool.stdout) \(tool.stderr)")
+        try files.seat(sessions: [alice, bob, mallory], active: "2")  // alice switches to bob
+        #expect(readLines(tool, count: 2).last == "active seat0=1001", "\(tool.stdout) \(tool.stderr)")
+        try files.seat(sessions: [alice, bob, mallory], active: nil)  // the greeter
+        #expect(readLines(tool, count: 3).last == "active none", "\(tool.stdout) \(tool.stderr)")
+        try files.seat("seat1", sessions: [LogindFiles.Session(id: "4", uid: 1002, user: "carol", seat: "seat1")], active: "4")
+        #expect(readLines(tool, count: 4).last == "active seat1=1002", "\(tool.stdout) \(tool.stderr)")
+        #expect(tool.wait(seconds: 10) == 0)
+        // The host's /run/systemd is as it was: no go-ahead file, no simulated seat.
+        #expect(access("/run/systemd/go", F_OK) != 0)
+        #expect(access("/run/systemd/seats/seat1", F_OK) != 0)
+    }
+
+    /// Outside logind (this host has no /run/systemd/system) the real source says why.
+    @Test(.enabled(if: access("/run/systemd/system", F_OK) != 0 && access(bench, X_OK) == 0))
+    func withoutLogindItSaysWhy() {
+        let tool = RunningTool(["seats"], executable: Self.bench)
+        #expect(tool.wait(seconds: 10) == 1)
+        #expect(tool.stdout.contains("unavailable: the system was not booted with systemd"), "\(tool.stdout)")
+    }
+}

@@ -1,0 +1,146 @@
+import HardwareInput
+import KbdTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 25 item 5: budgets per uid. Before, the 256-client cap was one pool for every local
+/// user (mallory holding 300 connections locked out alice's agent and `reload`), refusals
+/// were logged one line each (14 MB in 3 s), registration work and table size had no bound.
+@Suite(.serialized)
+struct UserBudgetTests {
+    func exchange(_ h: DaemonHarness, _ c: SocketClient, _ request: String) -> [String] {
+        c.send(request + "\n")
+        h.pump()
+        return c.receive().lines
+    }
+
+    /// One uid outside the service's group cannot take every slot; an operator always finds one.
+    @Test func oneUserCannotExhaustTheClientsAndOperatorsAlwaysGetASlot() throws {
+        let h = try DaemonHarness(maxClients: 40, userAgents: true)
+        var operatorCalling = false
+        h.daemon.setPeerAuthorization { _, _, _ in operatorCalling }
+        var mallory: [SocketClient] = []
+        for _ in 0..<100 { mallory.append(try SocketClient(path: h.socketPath)); if mallory.count % 10 == 0 { h.pump() } }
+        h.pump(20)
+        let results = mallory.map { $0.receive() }
+        let refused = results.filter(\.closed)
+        #expect(results.count - refused.count == 16)
+        #expect(refused.first?.lines == [#"{"reply":"error","ok":false,"error":"too many clients of uid \#(geteuid()) (16)"}"#])
+        // 84 refusals, a few log lines.
+        let warnings = h.logs.all.filter { $0.contains("refused a client") }
+        #expect(warnings.count <= 2, "\(warnings)")
+        operatorCalling = true
+        let admin = try SocketClient(path: h.socketPath)
+        #expect(exchange(h, admin, #"{"request":"ping"}"#) == [#"{"reply":"ping","ok":true}"#])
+    }
+
+    /// Users outside the group share the slots but the reserve: the operator's stays free.
+    @Test func theOperatorsReserveStaysFree() throws {
+        let h = try DaemonHarness(maxClients: 8, userAgents: true)
+        var operatorCalling = false
+        h.daemon.setPeerAuthorization { _, _, _ in operatorCalling }
+        var users: [SocketClient] = []
+        for _ in 0..<8 { users.append(try SocketClient(path: h.socketPath)) }
+        h.pump(5)
+        let refused = users.map { $0.receive() }.filter(\.closed)
+        #expect(refused.count == 4)
+        #expect(refused.first?.lines.first?.contains("4 are kept for it") == true, "\(refused)")
+        operatorCalling = true
+        var admins: [SocketClient] = []
+        for _ in 0..<4 { admins.append(try SocketClient(path: h.socketPath)) }
+        h.pump()
+        for a in admins { #expect(exchange(h, a, #"{"request":"ping"}"#) == [#"{"reply":"ping","ok":true}"#]) }
+    }
+
+    /// `kbd-commandd reload` when the service refuses the connection: the reason, not SIGPIPE
+    /// (exit 141) or "cannot send the request".
+    @Test func askReadsWhyTheServiceRefusedTheConnection() throws {
+        let path = "/tmp/kbd-refuse-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        let address = try UnixSocketAddress(path: path)
+        let listener = try UnixSocketAddress.streamSocket(nonBlocking: false)
+        defer { close(listener); unlink(path) }
+        try address.bind(listener)
+        #expect(listen(listener, 4) == 0)
+        let child = fork()
+        if child == 0 {
+            // The server: refuses the first client at once, as a full service does, and leaves.
+            let fd = accept(listener, nil, nil)
+            let line = #"{"reply":"error","ok":false,"error":"too many clients (256)"}"# + "\n"
+            _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            close(fd)
+            _exit(0)
+        }
+        defer {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
+        let reply = try ControlClient(path: path).askAfterRefusal()
+        #expect(reply?.error == "too many clients (256)")
+    }
+
+    static var view: ControlSession.View {
+        ControlSession.View(hardwareKeyboard: true, presenceReason: "", geometry: nil, systemTable: try! CommandTable(commands: []),
+                            allowKeyEvents: false, devices: { [] }, now: EventTime(microseconds: 1_000_000))
+    }
+    static let mallory = ControlSession.Peer(id: 3, uid: 1006, trusted: false)
+
+    static func session() -> ControlSession {
+        let session = ControlSession()
+        _ = session.sessionsChanged(ActiveSessions(available: true, activeUID: ["seat0": 1000]), problem: nil)
+        return session
+    }
+
+    static func table(_ n: Int, prefix: String = "c") -> ControlRequest {
+        .register(commands: (0..<n).map { ControlRequest.CommandSpec(id: "\(prefix)\($0)", title: String(repeating: "t", count: 40), keys: "Ctrl+Alt+F\($0 % 12 + 1)", scope: "s\($0 / 12)") }, sequenceTimeoutMilliseconds: nil)
+    }
+
+    /// A 20,000-chord sequence with 999 commands on its prefixes took ~0.5 s of the loop.
+    @Test func aHugeSequenceIsRefusedCheaply() {
+        let session = Self.session()
+        let chain = (0..<20_000).map { _ in "a" }
+        var specs = [ControlRequest.CommandSpec(id: "long", keys: chain.joined(separator: " "))]
+        for i in 1..<1000 { specs.append(.init(id: "p\(i)", keys: chain.prefix(i).joined(separator: " "))) }
+        let start = monotonicNow()
+        let reply = session.handle(.register(commands: specs, sequenceTimeoutMilliseconds: nil), from: ControlSession.Peer(id: 1, uid: 0, trusted: true), view: Self.view).reply
+        let elapsed = monotonicNow().microseconds - start.microseconds
+        #expect(reply?.ok == false)
+        #expect(reply?.error?.contains("a sequence of 20000 chords; at most 16 may be registered") == true)
+        #expect(elapsed < 400_000, "\(elapsed) µs")
+    }
+
+    /// Registration work per uid per second, and what one uid's tables may hold together.
+    @Test func registrationWorkAndTableSizeAreBoundedPerUser() {
+        let session = Self.session()
+        var view = Self.view
+        // ~130 KiB of commands per registration: two pass in one second, the third waits.
+        var replies: [Bool] = []
+        for _ in 0..<3 { replies.append(session.handle(Self.table(1000), from: Self.mallory, view: view).reply?.ok == true) }
+        #expect(replies == [true, true, false])
+        let refused = session.handle(Self.table(1000), from: Self.mallory, view: view).reply
+        #expect(refused?.error?.contains("registers more than 256 KiB of commands per second; try again in") == true, "\(String(describing: refused))")
+        view.now = view.now.adding(milliseconds: 1000)
+        #expect(session.handle(Self.table(1000), from: Self.mallory, view: view).reply?.ok == true)
+        // A second connection of the same uid: together over 2,000 commands is refused.
+        view.now = view.now.adding(milliseconds: 1000)
+        let second = ControlSession.Peer(id: 4, uid: 1006, trusted: false)
+        #expect(session.handle(Self.table(1000, prefix: "d"), from: second, view: view).reply?.ok == true)
+        let third = ControlSession.Peer(id: 6, uid: 1006, trusted: false)
+        let over = session.handle(Self.table(10, prefix: "e"), from: third, view: view).reply
+        #expect(over?.error == "uid 1006 would have 2010 registered commands; at most 2000 over all its connections")
+        // When a connection leaves, its share is free again.
+        _ = session.disconnected(second.id)
+        #expect(session.handle(Self.table(10, prefix: "e"), from: third, view: view).reply?.ok == true)
+        // Operators have no such budget.
+        let root = ControlSession.Peer(id: 5, uid: 0, trusted: true)
+        for _ in 0..<5 { #expect(session.handle(Self.table(1000), from: root, view: Self.view).reply?.ok == true) }
+    }
+}
+
+extension ControlClient {
+    /// `ask` on a connection the service already refused and closed.
+    func askAfterRefusal() throws -> ControlReply? {
+        try ask(.reload, trustedUIDs: [])
+    }
+}
