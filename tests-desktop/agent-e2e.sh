@@ -93,6 +93,8 @@ EOF
     # gnome-off: a GNOME session as far as XDG_CURRENT_DESKTOP tells (what auto looks at).
     local EXTRA_ENV=()
     [ "$1" != gnome-off ] || EXTRA_ENV=(XDG_CURRENT_DESKTOP=GNOME)
+    # kwin-off: a Plasma session says KDE (auto goes by the desktop, never by a bus name).
+    [ "$1" != kwin-off ] || EXTRA_ENV=(XDG_CURRENT_DESKTOP=KDE)
     spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
     unset EXTRA_ENV
     # A second agent of another uid, with its own chord.
@@ -102,7 +104,7 @@ EOF
         "$bin/kbd-commandd-agent" --config "$work/nobody/config.toml" --socket "$work/socket" >"$work/nobody.log" 2>&1 &
     other_pid=$!
 
-    "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
+    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
         --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
     service_pid=$!
 

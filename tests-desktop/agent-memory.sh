@@ -55,7 +55,7 @@ for backend in ${BACKENDS:-none wvkbd squeekboard kwin gnome}; do
     spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
     agent=$SPAWNED_PID
     wait_for 10 grep -q "waiting for the service" "$SESSION_DIR/agent.log"
-    "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
+    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
         --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
     service=$!
     wait_for 10 grep -q "registered 1 commands" "$SESSION_DIR/agent.log"

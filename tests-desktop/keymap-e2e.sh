@@ -56,7 +56,7 @@ TOML
 chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
 
 service_t0=$(now_us)
-"$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
+logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
     --replay "$here/ctrl-y-twice.evemu" >"$work/service.log" 2>&1 &
 service_pid=$!
 wait_for 5 test -S "$work/socket"

@@ -155,6 +155,29 @@ remove_throwaway() {
     return 0
 }
 
+# logind_daemon CMD…: execs CMD (the service) in a mount namespace of its own, where
+# /run/systemd is a tmpfs holding logind's files as sd-login reads them, with KBD_USER's
+# session active on seat0: a user's table fires only for the user at the keyboard (issue
+# 25), and this machine's init is not systemd. The machine's /run/systemd is not touched.
+# `logind_daemon … &` gives the service's own pid (unshare and sh exec into it).
+logind_daemon() {
+    local uid
+    uid=$(id -u "$KBD_USER")
+    mkdir -p /run/systemd
+    exec unshare -m --propagation private sh -c '
+        set -e
+        mount -t tmpfs -o mode=0755 tmpfs /run/systemd
+        cd /run/systemd && mkdir -p system seats sessions users
+        printf "UID=%s\nUSER=%s\nACTIVE=1\nIS_DISPLAY=1\nSTATE=active\nREMOTE=0\nTYPE=wayland\nCLASS=user\nSEAT=seat0\nVTNR=1\n" "$1" "$2" > sessions/1.tmp
+        mv sessions/1.tmp sessions/1
+        printf "NAME=%s\nSTATE=active\nSESSIONS=1\nSEATS=seat0\nACTIVE_SESSIONS=1\n" "$2" > users/$1.tmp
+        mv users/$1.tmp users/$1
+        printf "IS_SEAT0=1\nCAN_MULTI_SESSION=1\nCAN_TTY=1\nCAN_GRAPHICAL=1\nACTIVE=1\nACTIVE_UID=%s\nSESSIONS=1\nUIDS=%s\n" "$1" "$1" > seats/seat0.tmp
+        mv seats/seat0.tmp seats/seat0
+        shift 2
+        exec "$@"' sh "$uid" "$KBD_USER" "$@"
+}
+
 # check NAME CMD…: runs CMD; counts and prints "ok: NAME" or "FAILED: NAME".
 passed=0
 failed=0

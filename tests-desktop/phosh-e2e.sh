@@ -58,7 +58,7 @@ chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
 as_user busctl --user call sm.puri.OSK0 /sm/puri/OSK0 sm.puri.OSK0 SetVisible b true
 visible() { as_user busctl --user get-property sm.puri.OSK0 /sm/puri/OSK0 sm.puri.OSK0 Visible; }
 
-"$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
+logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
     --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
 service_pid=$!
 wait_for 5 test -S "$work/socket"

@@ -113,7 +113,7 @@ EOF
 
     # The service first (its replay starts the clock), then the agent as the user.
     local service_t0; service_t0=$(now_us)
-    "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
+    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
         --replay "$here/scope-chords.evemu" >"$work/service.log" 2>&1 &
     service_pid=$!
     wait_for 5 test -S "$work/socket"

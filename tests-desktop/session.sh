@@ -102,7 +102,7 @@ start() {
     cat > "$SESSION_DIR/write-env.sh" <<'SH'
 #!/bin/sh
 f=$XDG_RUNTIME_DIR/session.env
-for v in WAYLAND_DISPLAY DISPLAY SWAYSOCK I3SOCK DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR KBD_DESKTOP_SESSION; do
+for v in WAYLAND_DISPLAY DISPLAY SWAYSOCK I3SOCK DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR XDG_CURRENT_DESKTOP KBD_DESKTOP_SESSION; do
     eval "value=\${$v-}"
     [ -n "$value" ] && printf '%s=%s\n' "$v" "$value"
 done > "$f.tmp" && mv "$f.tmp" "$f"

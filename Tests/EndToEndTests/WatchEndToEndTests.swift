@@ -225,10 +225,21 @@ struct WatchEndToEndTests {
         return pid
     }
 
-    static func stop(_ pid: pid_t) {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+    /// The service of `serviceOfAnotherUser`, stopped and its socket folder removed by `stop`.
+    struct OtherUsersService {
+        let pid: pid_t
+        let socketDir: String
+        init(in dir: EndToEndDirectory, socketDir: String) {
+            self.socketDir = socketDir
+            pid = WatchEndToEndTests.serviceOfAnotherUser(in: dir, socketDir: socketDir)
+        }
+        func stop() {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            unlink(socketDir + "/s")
+            rmdir(socketDir)
+        }
     }
 
     /// A real service run by another user (uid 65534) on a socket `watch` is pointed at.
@@ -236,12 +247,8 @@ struct WatchEndToEndTests {
     func watchRefusesAServerOfAnotherUser() throws {
         let dir = EndToEndDirectory()
         let socketDir = dir.path + "/sock"
-        let pid = Self.serviceOfAnotherUser(in: dir, socketDir: socketDir)
-        defer {
-            Self.stop(pid)
-            unlink(socketDir + "/s")
-            rmdir(socketDir)
-        }
+        let service = OtherUsersService(in: dir, socketDir: socketDir)
+        defer { service.stop() }
         let r = runTool(["watch", "--socket", socketDir + "/s", "--request", #"{"request":"ping"}"#])
         #expect(r.status == 1)
         #expect(r.stdout == "")
@@ -255,12 +262,8 @@ struct WatchEndToEndTests {
     func theAgentRefusesAServerOfAnotherUser() throws {
         let dir = EndToEndDirectory()
         let socketDir = dir.path + "/sock"
-        let pid = Self.serviceOfAnotherUser(in: dir, socketDir: socketDir)
-        defer {
-            Self.stop(pid)
-            unlink(socketDir + "/s")
-            rmdir(socketDir)
-        }
+        let service = OtherUsersService(in: dir, socketDir: socketDir)
+        defer { service.stop() }
         let agentConfig = dir.write("agent.toml", "[osk]\nbackend = \"none\"\n\n[[command]]\nid = \"term\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"/bin/true\"]\n")
         let agent = RunningTool(["agent", "--config", agentConfig, "--socket", socketDir + "/s"],
                                 environment: ["HOME": dir.path, "PATH": "/usr/bin:/bin", "LANG": "en_US.UTF-8"])
