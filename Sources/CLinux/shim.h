@@ -55,6 +55,10 @@ static inline int kbd_close_inherited(int keep) {
     return kept;
 }
 
+/* Whether descriptor `fd` is open, asked of the kernel directly (no libc wrapper: safe in a
+   child forked from a process whose other threads held locks, as under ThreadSanitizer). */
+static inline int kbd_fd_is_open(int fd) { return syscall(SYS_fcntl, fd, F_GETFD) != -1; }
+
 /* pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process exits,
    so children are reaped by pid without a race and without SIGCHLD. */
 #ifndef SYS_pidfd_open
