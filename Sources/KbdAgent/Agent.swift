@@ -316,7 +316,7 @@ final class AgentLoop {
         backoff.connected(now: monotonicNow().microseconds / 1000)
         answered = false
         logger.info("connected to \(socketPath)")
-        client.send(.subscribe([.presence, .geometry]))
+        send(.subscribe([.presence, .geometry]))  // a failed send reconnects on the backoff timer
         sentScopes = nil
         sentTextInput = nil
         sentKeymap = nil

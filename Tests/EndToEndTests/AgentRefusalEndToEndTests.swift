@@ -52,11 +52,14 @@ struct AgentRefusalEndToEndTests {
             rmdir(dir)
         }
         var refused = 0
-        for _ in 0..<200 {  // 4 s: retries at 0.1, 0.2, 0.4, 0.8, 1.6 s
+        // Retries at 0.1, 0.2, 0.4, 0.8, 1.6 s after the agent is up; up to 15 s for it to start
+        // (a sanitizer's build starts slowly), then 0.5 s more for a second warning to show.
+        for _ in 0..<750 where refused < 3 || !agent.stderr.contains("--user-agents") {
             let fd = accept(listener, nil, nil)
             if fd >= 0 { close(fd); refused += 1 }
             usleep(20_000)
         }
+        usleep(500_000)
         #expect(refused >= 3)
         let log = agent.stderr
         let warnings = log.split(separator: "\n").filter { $0.contains("--user-agents") }
