@@ -11,7 +11,13 @@ usage: tests-kernel/suite.py [--binary PATH] [--service PATH] [--only NAME] [--k
   --binary   the kbd-commandd to test (default .build/debug/kbd-commandd)
   --service  the kbd-commandd-daemon its `run` executes (default: the one beside
              --binary); scripts/test passes the release build, what users install
-Environment: KBDVM_DIR (default ../shared/kbdvm next to the project).
+  --only     one scenario: an exact name runs that one, else every name containing it.
+             `--only latency-vs` is the side-by-side benchmark with triggerhappy and keyd
+             (300 presses each, not run otherwise); `latency_vs_ci` its short variant (30
+             presses each, in every run: fails only when a press ran no command, or two)
+Environment: KBDVM_DIR (default ../shared/kbdvm next to the project); KEYD_GIT, where the
+latency-vs scenarios clone keyd's release tag from (default https://github.com/rvaiya/keyd;
+a local mirror works); triggerhappy is /usr/sbin/thd (Debian's package).
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -512,6 +518,243 @@ def t_latency(binary, files):
     ], note)
 
 
+# Issue 29: key press to command, side by side with triggerhappy and keyd. One guest; each
+# daemon reads its own four uinput keyboards (vdev makes them); vdev presses F9 (F10, F11) on
+# the first keyboard of each in turn and stamps CLOCK_MONOTONIC just before the write; the bound
+# command is tests-kernel/stamp.c (no libc: it reads the clock at its first instruction). The
+# daemons' CPU in each press's window comes from /proc/PID/task/*/schedstat, their totals from
+# /proc/PID/stat (utime+stime); then each idles 10 s with its four keyboards.
+KEYD_TAG = "v2.6.0"
+BENCH_CONFIG = """
+[devices]
+# Only this service's own keyboards: the other daemons' and the guest's boot keyboard are theirs.
+exclude = [%(exclude)s]
+
+[[command]]
+id = "argv"
+keys = "F9"
+run = ["/tmp/stamp", "/tmp/stamps", "argv"]
+
+[[command]]
+id = "shell"
+keys = "F10"
+run = ["/bin/sh", "-c", "/tmp/stamp /tmp/stamps sh"]
+"""
+BENCH_AGENT_CONFIG = """
+[osk]
+backend = "none"
+
+[text_input]
+source = "none"
+
+[[command]]
+id = "agent"
+keys = "F11"
+run = ["/tmp/stamp", "/tmp/stamps", "agent"]
+"""
+# Vendor 0fac is keyd's own: keyd ignores such devices, so the bench keyboards use 1209.
+BENCH_KEYD = """
+[ids]
+1209:0e01
+1209:0e02
+1209:0e03
+1209:0e04
+
+[main]
+f9 = command(/tmp/stamp /tmp/stamps keyd)
+"""
+BENCH_SCRIPT = r"""
+%(keyboards)s
+sleep 500
+sh udevadm settle
+sh %(setup)s
+%(start)s
+waitlog ready:
+%(agent_wait)s
+sleep 1500
+bench %(presses)d %(gap)d %(rows)s
+sleep 1000
+idle %(idle)d %(pidfiles)s
+sh for f in %(pidfiles)s; do kill -TERM $(cat $f); done; sleep 0.5
+echo LATENCY-VS-DONE
+"""
+# Simulated logind (sd-login reads these files): uid 1000's session 1 is active on seat0.
+LOGIND = (r"mkdir -p /run/systemd/system /run/systemd/seats /run/systemd/sessions /run/systemd/users; "
+          r"printf 'UID=1000\nUSER=kbd\nACTIVE=1\nIS_DISPLAY=1\nSTATE=active\nREMOTE=0\nTYPE=tty\nCLASS=user\nSEAT=seat0\nVTNR=1\n' >/run/systemd/sessions/1; "
+          r"printf 'NAME=kbd\nSTATE=active\nSESSIONS=1\nSEATS=seat0\nACTIVE_SESSIONS=1\n' >/run/systemd/users/1000; "
+          r"printf 'IS_SEAT0=1\nCAN_MULTI_SESSION=1\nCAN_TTY=1\nCAN_GRAPHICAL=1\nACTIVE=1\nACTIVE_UID=1000\nSESSIONS=1\nUIDS=1000\n' >/run/systemd/seats/seat0")
+
+
+def build_keyd(tmp, source):
+    """keyd from its release sources (a git URL or a local mirror), tag KEYD_TAG, linked
+    statically; returns the binary, or None and why."""
+    src = os.path.join(tmp, "keyd-src")
+    r = subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", KEYD_TAG, source, src],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        return None, "cannot clone keyd %s from %s: %s" % (KEYD_TAG, source, r.stdout.strip()[-300:])
+    r = subprocess.run(["make", "-C", src, "LDFLAGS=-static"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    binary = os.path.join(src, "bin", "keyd")
+    if r.returncode != 0 or not os.path.exists(binary):
+        return None, "cannot build keyd: " + r.stdout[-500:]
+    return binary, ""
+
+
+def percentile(values, p):
+    """Nearest rank."""
+    v = sorted(values)
+    return v[max(0, min(len(v) - 1, int(round(p / 100.0 * len(v) + 0.5)) - 1))]
+
+
+def latency_vs(binary, files, name, presses, gap_ms, idle_s):
+    tmp = tempfile.mkdtemp(prefix="kbd-latency-vs-")
+    def cc(out, src, *flags):
+        r = subprocess.run(["cc", "-O2", "-Wall", *flags, "-o", out, os.path.join(ROOT, "tests-kernel", src)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("cannot build tests-kernel/%s: %s" % (src, r.stdout[-2000:]))
+    vdev, stamp = os.path.join(tmp, "vdev"), os.path.join(tmp, "stamp")
+    cc(vdev, "vdev.c")
+    cc(stamp, "stamp.c", "-static", "-nostdlib", "-fno-stack-protector")
+    service = files[1]
+    agent = os.path.join(os.path.dirname(service), "kbd-commandd-agent")
+    if not os.access(agent, os.X_OK):
+        raise RuntimeError("no session agent beside the service: %s (swift build --product kbd-commandd-agent)" % agent)
+    thd = shutil.which("thd") or ("/usr/sbin/thd" if os.access("/usr/sbin/thd", os.X_OK) else None)
+    keyd, why_no_keyd = build_keyd(tmp, os.environ.get("KEYD_GIT", "https://github.com/rvaiya/keyd"))
+    libsystemd = next((p for p in ("/lib/x86_64-linux-gnu/libsystemd.so.0", "/usr/lib/x86_64-linux-gnu/libsystemd.so.0") if os.path.exists(p)), None)
+    daemons = ["svc"] + (["thd"] if thd else []) + (["keyd"] if keyd else [])
+    names = {"svc": "bench kbd-commandd", "thd": "bench thd", "keyd": "bench keyd"}
+    product = {"svc": "0c", "thd": "0d", "keyd": "0e"}
+    keyboards = "\n".join("kbdid %s%d 03 1209 %s%02d %s %d" % (d, k, product[d], k, names[d], k)
+                          for d in ["svc", "thd", "keyd"] for k in range(1, 5))
+    exclude = ["QEMU Virtio Keyboard", "QEMU QEMU USB Keyboard", "keyd virtual keyboard", "keyd virtual pointer"]
+    exclude += ["%s %d" % (names[d], k) for d in ("thd", "keyd") for k in range(1, 5)]
+    cfg = os.path.join(tmp, "bench.toml")
+    open(cfg, "w").write(BENCH_CONFIG % {"exclude": ", ".join('"%s"' % e for e in exclude)})
+    agent_cfg = os.path.join(tmp, "agent.toml")
+    open(agent_cfg, "w").write(BENCH_AGENT_CONFIG)
+    keyd_cfg = os.path.join(tmp, "keyd.conf")
+    open(keyd_cfg, "w").write(BENCH_KEYD)
+    thd_cfg = os.path.join(tmp, "thd.conf")
+    open(thd_cfg, "w").write("KEY_F9 1 /tmp/stamp /tmp/stamps thd\n")
+    for f in (cfg, agent_cfg, keyd_cfg, thd_cfg):
+        os.chmod(f, 0o644)
+    log = "/tmp/bench.log"
+    # The service runs as its own system user (the agent trusts root, kbd-commandd or itself),
+    # the agent as uid 1000 with the active session on seat0.
+    setup = ("echo 'kbd-commandd:x:999:101:kbd-commandd:/nonexistent:/bin/false' >>/etc/passwd; "
+             ": >/tmp/stamps; chmod 666 /tmp/stamps; : >%(log)s; chmod 666 %(log)s; "
+             "mkdir -p /tmp/agent-home /tmp/run-1000 /etc/keyd /var/run; cp /tmp/agent.toml /tmp/agent-home/config.toml; "
+             "chown -R 1000:1000 /tmp/agent-home /tmp/run-1000; chmod 700 /tmp/agent-home /tmp/run-1000; "
+             "chmod 600 /tmp/agent-home/config.toml; cp /tmp/keyd.conf /etc/keyd/default.conf; %(logind)s") % {"log": log, "logind": LOGIND}
+    start = ["sh setpriv --reuid=999 --regid=101 --clear-groups %s --config /tmp/bench.toml --socket /tmp/bench.sock --user-agents >>%s 2>&1 & echo $! >/tmp/svc.pid" % (service, log)]
+    if thd:
+        start.append("sh N=$(for e in /sys/class/input/event*; do case \"$(cat $e/device/name)\" in 'bench thd '*) echo /dev/input/${e##*/};; esac; done); "
+                     "%s --triggers /tmp/thd.conf $N >/tmp/thd.log 2>&1 & echo $! >/tmp/thd.pid" % thd)
+    if keyd:
+        start.append("sh %s >/tmp/keyd.log 2>&1 & echo $! >/tmp/keyd.pid" % keyd)
+    agent_start = ("sh HOME=/tmp/agent-home XDG_RUNTIME_DIR=/tmp/run-1000 setpriv --reuid=1000 --regid=1000 --clear-groups "
+                   "%s --config /tmp/agent-home/config.toml --socket /tmp/bench.sock >>%s 2>&1 & echo $! >/tmp/agent.pid" % (agent, log))
+    rows = ["argv:svc1:67:/tmp/svc.pid", "sh:svc1:68:/tmp/svc.pid"]
+    if thd:
+        rows.append("thd:thd1:67:/tmp/thd.pid")
+    if keyd:
+        rows.append("keyd:keyd1:67:/tmp/keyd.pid")
+    rows.append("agent:svc1:87:/tmp/svc.pid+/tmp/agent.pid")
+    pidfiles = ["/tmp/%s.pid" % d for d in daemons] + ["/tmp/agent.pid"]
+    script = os.path.join(tmp, "bench.vdev")
+    open(script, "w").write(BENCH_SCRIPT % {
+        "keyboards": keyboards, "setup": setup, "start": "\n".join(start + [agent_start]),
+        "agent_wait": "waitlog registered 1 commands (active on seat0)", "presses": presses, "gap": gap_ms,
+        "rows": " ".join(rows), "idle": idle_s, "pidfiles": " ".join(pidfiles)})
+    sh = ("VDEV_LOG=%s %s /tmp/bench.vdev; echo VDEV-EXIT=$?; echo STAMPS:; cat /tmp/stamps; echo LOG:; tail -n 30 %s; "
+          "echo KEYD:; grep -v '^DEVICE: removed' /tmp/keyd.log | tail -n 12 2>/dev/null; echo THD:; tail -n 5 /tmp/thd.log 2>/dev/null") % (log, vdev, log)
+    extra_files = [vdev, stamp, agent, "%s:/tmp/bench.vdev" % script, "%s:/tmp/bench.toml" % cfg, "%s:/tmp/agent.toml" % agent_cfg,
+                   "%s:/tmp/keyd.conf" % keyd_cfg, "%s:/tmp/thd.conf" % thd_cfg, "%s:/tmp/stamp" % stamp]
+    extra_files += [p for p in (thd, keyd, libsystemd) if p]
+    timeout = 90 + presses * len(rows) * gap_ms // 1000 + idle_s
+    i = run_vm(name, "waitfor /LATENCY-VS-DONE/ %ds\n" % (timeout - 20), sh, files + extra_files,
+               extra=["--kbd", "virtio"], timeout=timeout)
+    out = i["out"]
+    presses_seen = {}
+    for m in re.finditer(r"^PRESS (\w+) (\d+) (\d+)((?: -?\d+)+)$", out, re.M):
+        presses_seen.setdefault(m.group(1), []).append((int(m.group(3)), [int(x) for x in m.group(4).split()]))
+    stamps = {}
+    for m in re.finditer(r"^(argv|sh|thd|keyd|agent) (\d+)$", out.split("STAMPS:", 1)[-1].split("LOG:", 1)[0], re.M):
+        stamps.setdefault(m.group(1), []).append(int(m.group(2)))
+    totals = {}
+    for m in re.finditer(r"^TOTAL /tmp/(\w+)\.pid (-?\d+) (start|end)$", out, re.M):
+        totals.setdefault(m.group(1), {})[m.group(3)] = int(m.group(2))
+    idle = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
+            for m in re.finditer(r"^IDLE /tmp/(\w+)\.pid (-?\d+) (-?\d+) (-?\d+) (\d+)$", out, re.M)}
+    labels = {"argv": "kbd-commandd, `run` argv", "sh": "kbd-commandd, `[\"/bin/sh\",\"-c\",…]`", "thd": "triggerhappy (through a shell)",
+              "keyd": "keyd %s (through a shell)" % KEYD_TAG, "agent": "kbd-commandd agent (user table, argv)"}
+    checks = [("VDEV-EXIT=0" in out, "a step did not happen (vdev): %s" % [l for l in out.splitlines() if "VDEV" in l])]
+    if not thd:
+        checks.append((False, "no /usr/sbin/thd on the host (apt-get install triggerhappy)"))
+    if not keyd:
+        checks.append((False, why_no_keyd))
+    table = ["| daemon | n | median | p90 | p99 | daemon CPU per command |", "|---|---|---|---|---|---|"]
+    summary = {}
+    for row in [r.split(":")[0] for r in rows]:
+        ps = sorted(presses_seen.get(row, []))
+        st = sorted(stamps.get(row, []))
+        got = {}
+        for s_ns in st:
+            earlier = [k for k, (t, _) in enumerate(ps) if t <= s_ns]
+            if earlier:
+                got.setdefault(earlier[-1], []).append(s_ns - ps[earlier[-1]][0])
+        missed = [k for k in range(len(ps)) if k not in got]
+        doubled = [k for k, v in got.items() if len(v) > 1]
+        checks.append((len(ps) == presses, "%s: %d of %d presses made" % (row, len(ps), presses)))
+        checks.append((not missed, "%s: %d presses ran no command (rounds %s)" % (row, len(missed), missed[:10])))
+        checks.append((not doubled, "%s: %d presses ran the command twice" % (row, len(doubled))))
+        lat = [v[0] / 1e6 for v in got.values()]
+        if not lat:
+            continue
+        cpu = [sum(c) / 1e6 for _, c in ps]
+        split = ""
+        if row == "agent":
+            split = " (service %.2f + agent %.2f)" % (statistics.mean(c[0] for _, c in ps) / 1e6, statistics.mean(c[1] for _, c in ps) / 1e6)
+        d = {"argv": "svc", "sh": "svc", "agent": "svc"}.get(row, row)
+        ticks = ""
+        if row in ("thd", "keyd") and "start" in totals.get(d, {}) and "end" in totals.get(d, {}):
+            ticks = "; stat %.2f ms" % ((totals[d]["end"] - totals[d]["start"]) * 10.0 / len(ps))
+        summary[row] = (statistics.median(lat), percentile(lat, 90), percentile(lat, 99), statistics.mean(cpu))
+        table.append("| %s | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms%s%s |" % (labels[row], len(lat), summary[row][0], summary[row][1],
+                                                                             summary[row][2], summary[row][3], split, ticks))
+    if "svc" in totals and all(k in totals["svc"] for k in ("start", "end")):
+        n_svc = sum(len(presses_seen.get(r, [])) for r in ("argv", "sh", "agent"))
+        table.append("")
+        table.append("service, /proc/PID/stat over all its %d presses (argv, shell, agent): %.2f ms per command" %
+                     (n_svc, (totals["svc"]["end"] - totals["svc"]["start"]) * 10.0 / max(1, n_svc)))
+    if "thd" in summary:
+        for row in ("argv", "sh", "agent"):
+            if row in summary:
+                table.append("%s / triggerhappy: median %.2f, p99 %.2f, CPU %.2f" % (row, summary[row][0] / summary["thd"][0],
+                             summary[row][2] / summary["thd"][2], summary[row][3] / summary["thd"][3]))
+    if "agent" in summary and "argv" in summary:
+        table.append("agent / argv: median %.2f, p99 %.2f" % (summary["agent"][0] / summary["argv"][0], summary["agent"][2] / summary["argv"][2]))
+    table.append("")
+    table.append("idle %d s, 4 keyboards each: | daemon | RSS | PSS | wake-ups | threads |" % idle_s)
+    for d in daemons + ["agent"]:
+        if d in idle:
+            table.append("  %-6s %6d KiB %6d KiB %4d %2d" % ((d,) + idle[d]))
+    checks.append((all(d in idle for d in daemons + ["agent"]), "not every daemon was still running for the idle window: %s" % sorted(idle)))
+    record(name, i, checks, "%d presses per daemon, %d ms apart" % (presses, gap_ms))
+    print("\n".join("     " + l for l in table), flush=True)
+
+
+def t_latency_vs(binary, files):
+    latency_vs(binary, files, "latency_vs", presses=300, gap_ms=60, idle_s=10)
+
+
+def t_latency_vs_ci(binary, files):
+    # The short variant scripts/test runs: fails only when a press ran no command (or two).
+    latency_vs(binary, files, "latency_vs_ci", presses=30, gap_ms=60, idle_s=2)
+
+
 def main():
     global files_bad, files_good
     ap = argparse.ArgumentParser()
@@ -559,9 +802,13 @@ def main():
         binary, service = os.path.join(staged, "kbd-commandd"), os.path.join(staged, "kbd-commandd-daemon")
     print("testing %s with the service %s" % (os.path.abspath(args.binary), os.path.abspath(args.service or service)), flush=True)
     files = [binary, service, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_virtual, t_record, t_monitor, t_idle, t_latency]
+    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_virtual, t_record, t_monitor, t_idle, t_latency,
+             t_latency_vs_ci]
+    only = args.only.replace("-", "_") if args.only else None
+    if only and "t_" + only in globals() and callable(globals()["t_" + only]):
+        tests = [globals()["t_" + only]]  # an exact name: that one (latency-vs is the full benchmark)
     for t in tests:
-        if args.only and args.only not in t.__name__:
+        if only and only not in t.__name__:
             continue
         try:
             t(binary, files)

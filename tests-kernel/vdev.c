@@ -20,6 +20,16 @@
  *   sleep MS
  *   sh COMMAND               runs COMMAND with dash (else /bin/sh)
  *   echo TEXT                prints TEXT (a marker for the host's key script)
+ *   bench N GAP ROW...       the latency-vs benchmark's presses: N rounds; in each, for every ROW
+ *                            (NAME:ALIAS:CODE:PIDFILE[+PIDFILE]) in turn: reads the CPU time of the
+ *                            daemons in the pid files, stamps CLOCK_MONOTONIC, writes a press of
+ *                            CODE to ALIAS, 20 ms later its release, GAP ms after the press reads
+ *                            the CPU time again and prints "PRESS NAME I NS CPU_NS..." (press time,
+ *                            CPU each daemon used in that window, from /proc/PID/task/ * /schedstat);
+ *                            before and after all rounds "TOTAL PIDFILE TICKS" (utime+stime of
+ *                            /proc/PID/stat, clock ticks)
+ *   idle SECONDS PIDFILE...  for each process: RSS and PSS (smaps_rollup) and its context switches
+ *                            (all threads) over SECONDS: "IDLE PIDFILE RSS_KB PSS_KB WAKEUPS THREADS"
  *
  * Devices live as long as vdev runs (it owns their descriptors). Build on the host:
  *   cc -O2 -Wall -o vdev tests-kernel/vdev.c
@@ -29,6 +39,7 @@
 #include <linux/input.h>
 #include <linux/uhid.h>
 #include <linux/uinput.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,10 +178,183 @@ static void waitlog(const char *text) {
     exit(3);
 }
 
+
+/* The pid in a pid file (waits 30 s at most for it). */
+static int pid_of(const char *file) {
+    for (int i = 0; i < 300; i++) {
+        FILE *f = fopen(file, "r");
+        int pid = 0;
+        if (f) {
+            if (fscanf(f, "%d", &pid) != 1) pid = 0;
+            fclose(f);
+        }
+        if (pid > 0) return pid;
+        usleep(100000);
+    }
+    fprintf(stderr, "vdev: no pid in %s\n", file);
+    exit(2);
+}
+
+/* Nanoseconds on a CPU, all threads of the process (the first field of schedstat). */
+static long long cpu_ns(int pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    long long sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char file[300];
+        snprintf(file, sizeof file, "/proc/%d/task/%s/schedstat", pid, e->d_name);
+        FILE *f = fopen(file, "r");
+        long long ns = 0;
+        if (f) {
+            if (fscanf(f, "%lld", &ns) == 1) sum += ns;
+            fclose(f);
+        }
+    }
+    closedir(d);
+    return sum;
+}
+
+/* utime + stime of /proc/PID/stat (clock ticks), -1 if unreadable. */
+static long long stat_ticks(int pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p) return -1;
+    long long utime = 0, stime = 0;
+    /* after ") ": state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15) */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &utime, &stime) != 2) return -1;
+    return utime + stime;
+}
+
+/* Voluntary plus involuntary context switches of every thread. */
+static long long switches(int pid, int *threads) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    long long sum = 0;
+    *threads = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char file[300], line[256];
+        snprintf(file, sizeof file, "/proc/%d/task/%s/status", pid, e->d_name);
+        FILE *f = fopen(file, "r");
+        if (!f) continue;
+        (*threads)++;
+        while (fgets(line, sizeof line, f)) {
+            long long v;
+            if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 || sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1) sum += v;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+
+static long long rollup(int pid, const char *key) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long long v = -1;
+    size_t k = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, k) && line[k] == ':') { v = atoll(line + k + 1); break; }
+    fclose(f);
+    return v;
+}
+
+static long long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void sleep_until(long long ns) {
+    struct timespec t = { ns / 1000000000LL, ns % 1000000000LL };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {}
+}
+
+struct row { char name[32]; struct dev *dev; int code; int pids[2]; int npids; };
+
+static void bench(const char *args) {
+    int rounds = 0, gap = 0, used = 0;
+    if (sscanf(args, "%d %d %n", &rounds, &gap, &used) != 2) { fprintf(stderr, "vdev: bench N GAP ROW...\n"); exit(2); }
+    struct row rows[8];
+    int nrows = 0;
+    char spec[256];
+    const char *p = args + used;
+    int all[16], nall = 0;
+    char allfiles[16][96];
+    while (nrows < 8 && sscanf(p, "%255s%n", spec, &used) == 1) {
+        p += used;
+        struct row *r = &rows[nrows++];
+        char alias[64], files[160];
+        if (sscanf(spec, "%31[^:]:%63[^:]:%d:%159s", r->name, alias, &r->code, files) != 4) { fprintf(stderr, "vdev: bad row %s\n", spec); exit(2); }
+        r->dev = find(alias);
+        r->npids = 0;
+        for (char *f = strtok(files, "+"); f && r->npids < 2; f = strtok(NULL, "+")) {
+            r->pids[r->npids++] = pid_of(f);
+            int seen = 0;
+            for (int i = 0; i < nall; i++) seen |= all[i] == r->pids[r->npids - 1];
+            if (!seen && nall < 16) { all[nall] = r->pids[r->npids - 1]; snprintf(allfiles[nall++], 96, "%s", f); }
+        }
+    }
+    for (int i = 0; i < nall; i++) printf("TOTAL %s %lld start\n", allfiles[i], stat_ticks(all[i]));
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < nrows; k++) {
+            struct row *r = &rows[k];
+            long long before[2];
+            for (int j = 0; j < r->npids; j++) before[j] = cpu_ns(r->pids[j]);
+            long long t = now_ns();
+            emit(r->dev->fd, EV_KEY, r->code, 1);
+            emit(r->dev->fd, EV_SYN, SYN_REPORT, 0);
+            sleep_until(t + 20000000LL);
+            emit(r->dev->fd, EV_KEY, r->code, 0);
+            emit(r->dev->fd, EV_SYN, SYN_REPORT, 0);
+            sleep_until(t + gap * 1000000LL);
+            printf("PRESS %s %d %lld", r->name, i, t);
+            for (int j = 0; j < r->npids; j++) printf(" %lld", cpu_ns(r->pids[j]) - before[j]);
+            printf("\n");
+        }
+    }
+    for (int i = 0; i < nall; i++) printf("TOTAL %s %lld end\n", allfiles[i], stat_ticks(all[i]));
+}
+
+static void idle(const char *args) {
+    int seconds = 0, used = 0;
+    if (sscanf(args, "%d %n", &seconds, &used) != 1) { fprintf(stderr, "vdev: idle SECONDS PIDFILE...\n"); exit(2); }
+    char files[8][96];
+    int pids[8], n = 0, threads = 0;
+    long long before[8];
+    const char *p = args + used;
+    while (n < 8 && sscanf(p, "%95s%n", files[n], &used) == 1) {
+        p += used;
+        pids[n] = pid_of(files[n]);
+        n++;
+    }
+    for (int i = 0; i < n; i++) before[i] = switches(pids[i], &threads);
+    sleep(seconds);
+    for (int i = 0; i < n; i++) {
+        long long after = switches(pids[i], &threads);
+        printf("IDLE %s %lld %lld %lld %d\n", files[i], rollup(pids[i], "Rss"), rollup(pids[i], "Pss"), after - before[i], threads);
+    }
+}
+
 int main(int argc, char **argv) {
     FILE *in = argc > 1 ? fopen(argv[1], "r") : stdin;
     if (!in) fail(argv[1]);
-    char line[512];
+    char line[4096];
     setvbuf(stdout, NULL, _IOLBF, 0);
     while (fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = 0;
@@ -247,6 +431,10 @@ int main(int argc, char **argv) {
             int status = 0;
             waitpid(pid, &status, 0);
             if (status != 0) fprintf(stderr, "vdev: '%s' failed\n", rest);
+        } else if (!strcmp(cmd, "bench")) {
+            bench(rest);
+        } else if (!strcmp(cmd, "idle")) {
+            idle(rest);
         } else if (!strcmp(cmd, "echo")) {
             printf("%s\n", rest);
         } else {
