@@ -77,6 +77,8 @@ let package = Package(
             providers: [.apt(["libxkbcommon-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        // Starting commands without copying the service: clone(CLONE_VM | CLONE_VFORK) in C.
+        .target(name: "CSpawn"),
         // sd-bus (libsystemd's headers; the library is loaded with dlopen, in the child process
         // the agent makes each bus call in), the client of the agent's D-Bus backends.
         .systemLibrary(
@@ -119,7 +121,7 @@ let package = Package(
         .target(
             name: "KbdDaemon",
             dependencies: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                           "KbdGeometry", "KbdSeats", "CLinux", .product(name: "Logging", package: "swift-log")],
+                           "KbdGeometry", "KbdSeats", "CLinux", "CSpawn", .product(name: "Logging", package: "swift-log")],
             swiftSettings: hotPath
         ),
         .target(

@@ -143,7 +143,8 @@ final class AgentLoop {
         epoll = try Epoll()
         signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         timer = kbd_timerfd_create()
-        let runner = CommandRunner(maxChildren: 8, environment: Agent.childEnvironment(environment), logger: logger)
+        // SIGCHLD is in `signals`: children are reaped then, without a pidfd each.
+        let runner = CommandRunner(maxChildren: 8, environment: Agent.childEnvironment(environment), logger: logger, exitNotice: .sigchld)
         self.runner = runner
         osk = OnScreenKeyboard(settings: OnScreenKeyboardSettings(), environment: environment, logger: logger) { argv, label in
             runner.run(argv, commandID: label)

@@ -2,19 +2,30 @@ public import KbdCore
 import KbdSystem
 public import Logging
 import CLinux
+import CSpawn
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Executes the `run` argv of fired commands: no shell, off the routing path
-/// (`posix_spawnp` returns at once), stdout and stderr captured into the log, at
-/// most `maxChildren` processes at a time (more are refused with a log line, so a
-/// held chord with `repeat = true` cannot fork without bound).
+/// Executes the `run` argv of fired commands: no shell, off the routing path (the
+/// process is started with clone(CLONE_VM | CLONE_VFORK), CSpawn: the service is not
+/// copied, and the call returns once the child called execve), stdout and stderr
+/// captured into the log, at most `maxChildren` processes at a time (more are refused
+/// with a log line, so a held chord with `repeat = true` cannot fork without bound).
+/// The command's log line is its caller's; the runner logs a start and a clean exit at
+/// debug, and at info only what went wrong (a failed start, a non-zero exit, a signal)
+/// and what the command printed.
 ///
 /// The loop never waits on a child:
-/// - a slot belongs to a process, not to its output: each child is watched through
-///   a pidfd and reaped by pid when it exits, even while a background process it
-///   started still holds the output pipe;
+/// - a slot belongs to a process, not to its output: each child is reaped by pid when it
+///   exits, even while a background process it started still holds the output pipe. How
+///   the runner learns of the exit is the owner's choice (`ExitNotice`): a pidfd per child;
+///   `reap()` on SIGCHLD; or `reap()` after each turn of the owner's loop, with a pidfd
+///   opened only for a child still running `watchDelayMilliseconds` after its start (the
+///   service: a command's process has usually exited by the time the key that started it
+///   is released, so a command costs no wake-up of its own);
+/// - the output pipe exists only when the output goes somewhere (the log at info or
+///   below); otherwise the child writes to /dev/null;
 /// - output is read at most `readBudget` bytes per wakeup, and an output writing
 ///   faster than `bytesPerSecond` is not watched for the rest of that second (the
 ///   child then blocks in write(2) and costs nothing);
@@ -62,6 +73,10 @@ public final class CommandRunner {
         var windowStart: EventTime
         var windowBytes = 0
         var paused = false
+        /// Whether the event loop watches it: from its process's exit, or `watchDelay` after the
+        /// start for a process still running (until then a command costs no wake-up for its output).
+        var watched = false
+        let watchAt: EventTime
         /// Log tokens, in thousandths of a line.
         var tokens: Int
         var refilledAt: EventTime
@@ -72,6 +87,7 @@ public final class CommandRunner {
             self.fd = fd
             self.pid = pid
             self.commandID = commandID
+            watchAt = now.adding(milliseconds: CommandRunner.watchDelayMilliseconds)
             windowStart = now
             tokens = burst * 1000
             refilledAt = now
@@ -85,8 +101,8 @@ public final class CommandRunner {
     /// "NAME=value" strings every child gets (plus `KBD_COMMAND_ID`).
     private let environment: [String]
     private var processes: [Int32: Process] = [:]  // by pidfd
-    /// Children no pidfd could be opened for (an old kernel): reaped on SIGCHLD by `reap()`.
-    private var unwatched: [pid_t: (commandID: String, output: Int32)] = [:]
+    /// Children without a pidfd (not opened yet, or not openable on an old kernel): reaped by `reap()`.
+    private var unwatched: [pid_t: (commandID: String, output: Int32, pidfdAt: EventTime?)] = [:]
     private var outputs: [Int32: Output] = [:]  // by pipe descriptor
     private var orphanSequence = 0
     private var buffer: [UInt8] = []
@@ -99,22 +115,54 @@ public final class CommandRunner {
     public private(set) var started = 0
     public private(set) var refused = 0
     public private(set) var failedToStart = 0
+    /// pidfds opened for children (with `.polled`: only for those outliving the window).
+    public private(set) var pidfdsOpened = 0
     /// Bytes read from children's outputs, and the most read from one output in one wakeup.
     public private(set) var bytesRead = 0
     public private(set) var largestReadPerWakeup = 0
 
+    /// How the runner learns that a child exited.
+    public enum ExitNotice: Sendable {
+        /// A pidfd per child, opened when it starts.
+        case pidfd
+        /// The owner calls `reap()` on SIGCHLD (a signalfd).
+        case sigchld
+        /// The owner calls `reap()` after each turn of its loop and when `nextDeadline` is due;
+        /// a child still running `watchDelayMilliseconds` after its start gets a pidfd then.
+        case polled
+    }
+
+    public let exitNotice: ExitNotice
+    /// The children's stack while they run until execve, and the request they read (both
+    /// made at the first command: an idle service has neither).
+    private var spawnStack: UnsafeMutableRawPointer?
+    private var request: UnsafeMutablePointer<kbd_spawn_request>?
+    private static let spawnStackSize = 64 * 1024
+    private static let searchBufferSize = 4096
+    /// How long a command's output is left unread while its process runs: most commands
+    /// exit sooner, and their output is read when they do (a full pipe only makes the child
+    /// wait that long).
+    public static let watchDelayMilliseconds = 50
+
     public init(maxChildren: Int = 8, limits: Limits? = nil, environment: [String] = CommandRunner.defaultEnvironment,
-                logger: Logger, clock: @escaping () -> EventTime = monotonicNow) {
+                logger: Logger, clock: @escaping () -> EventTime = monotonicNow, exitNotice: ExitNotice = .pidfd) {
         self.maxChildren = maxChildren
         self.limits = limits ?? Limits(maxChildren: maxChildren)
         self.environment = environment
         self.logger = logger
         self.clock = clock
+        self.exitNotice = exitNotice
     }
 
     deinit {
         for fd in processes.keys { close(fd) }
         for fd in outputs.keys { close(fd) }
+        spawnStack?.deallocate()
+        if let request {
+            request.pointee.path.deallocate()
+            request.deinitialize(count: 1)
+            request.deallocate()
+        }
     }
 
     /// A search path and nothing else: what children get unless the service passes more.
@@ -129,12 +177,16 @@ public final class CommandRunner {
     /// Outputs still open whose process has exited.
     public var orphanOutputs: Int { outputs.values.filter { $0.orphanedAt != nil }.count }
 
-    /// When a paused output may be read again, if one is paused.
+    /// When a paused output may be read again, or the output of a process still running is
+    /// to be watched, whichever comes first.
     public var nextDeadline: EventTime? {
         var earliest: EventTime?
-        for o in outputs.values where o.paused {
-            let at = o.windowStart.adding(milliseconds: 1000)
+        for o in outputs.values where o.paused || !o.watched {
+            let at = o.watched ? o.windowStart.adding(milliseconds: 1000) : o.watchAt
             if earliest == nil || at < earliest! { earliest = at }
+        }
+        for child in unwatched.values {
+            if let at = child.pidfdAt, earliest == nil || at < earliest! { earliest = at }
         }
         return earliest
     }
@@ -148,30 +200,16 @@ public final class CommandRunner {
             logger.warning("command \(id): not started, \(running) commands still running (limit \(maxChildren))")
             return nil
         }
-        var fds: [Int32] = [0, 0]
-        guard kbd_pipe2(&fds, O_CLOEXEC) == 0 else {
-            logger.error("command \(id): cannot create a pipe: \(SystemError(operation: "pipe2", errno: errno).message)")
-            return nil
+        // The output goes to the log only at info or below: else the child writes to /dev/null.
+        let captured = logger.logLevel <= .info
+        var fds: [Int32] = [-1, -1]
+        if captured {
+            guard kbd_pipe2(&fds, O_CLOEXEC) == 0 else {
+                logger.error("command \(id): cannot create a pipe: \(SystemError(operation: "pipe2", errno: errno).message)")
+                return nil
+            }
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
-        // Nothing else crosses exec: not a descriptor the service was started with, not the pipe.
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        // The child gets default signal dispositions and an empty mask (the daemon blocks signals for signalfd).
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | KBD_POSIX_SPAWN_SETSID))
+        let request = spawnRequest()
         let cargs = argv.map { strdup($0) } + [nil]
         let cenv = (environment + ["KBD_COMMAND_ID=\(id)"]).map { strdup($0) } + [nil]
         defer {
@@ -179,36 +217,83 @@ public final class CommandRunner {
             cenv.forEach { free($0) }
         }
         var pid = pid_t()
-        let rc = posix_spawnp(&pid, argv[0], &actions, &attr, cargs, cenv)
-        close(fds[1])
+        // As posix_spawnp: a bare name is looked up in the service's own PATH.
+        let rc = cargs.withUnsafeBufferPointer { args in
+            cenv.withUnsafeBufferPointer { env in
+                withSearchPath { search in
+                    request.pointee.file = UnsafePointer(args[0])
+                    request.pointee.argv = args.baseAddress
+                    request.pointee.envp = env.baseAddress
+                    request.pointee.search = search
+                    request.pointee.output = fds[1]
+                    return kbd_spawn(request, spawnStack, Self.spawnStackSize, &pid)
+                }
+            }
+        }
+        if captured { close(fds[1]) }
         guard rc == 0 else {
-            close(fds[0])
+            if captured { close(fds[0]) }
             failedToStart += 1
-            logger.error("command \(id): cannot start '\(argv[0].escapingControlCharacters)': \(SystemError(operation: "posix_spawnp", errno: rc).message)")
+            logger.error("command \(id): cannot start '\(argv[0].escapingControlCharacters)': \(SystemError(operation: "execve", errno: rc).message)")
             return nil
         }
-        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         started += 1
-        makeRoomForAnOutput()
-        outputs[fds[0]] = Output(fd: fds[0], pid: pid, commandID: id, now: clock(), burst: limits.logBurst)
-        watch?(fds[0], .output)
+        if captured {
+            _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+            makeRoomForAnOutput()
+            outputs[fds[0]] = Output(fd: fds[0], pid: pid, commandID: id, now: clock(), burst: limits.logBurst)
+        }
+        switch exitNotice {
+        case .pidfd: watchExit(pid, commandID: id, output: fds[0])
+        case .sigchld: unwatched[pid] = (id, fds[0], nil)
+        case .polled: unwatched[pid] = (id, fds[0], clock().adding(milliseconds: Self.watchDelayMilliseconds))
+        }
+        logger.debug("command \(id): started '\(argv[0].escapingControlCharacters)' (pid \(pid))")
+        return pid
+    }
+
+    /// A pidfd says when the child exits (without one, an old kernel: `reap()` on SIGCHLD).
+    private func watchExit(_ pid: pid_t, commandID: String, output: Int32) {
         let pidfd = kbd_pidfd_open(pid)
         if pidfd >= 0 {
+            pidfdsOpened += 1
             _ = fcntl(pidfd, F_SETFD, FD_CLOEXEC)
-            processes[pidfd] = Process(pid: pid, commandID: id, output: fds[0])
+            processes[pidfd] = Process(pid: pid, commandID: commandID, output: output)
             watch?(pidfd, .process)
         } else {
-            unwatched[pid] = (id, fds[0])
+            unwatched[pid] = (commandID, output, nil)
         }
-        logger.info("command \(id): started '\(argv[0].escapingControlCharacters)' (pid \(pid))")
-        return pid
+    }
+
+    /// The request and stack children are started with, made at the first command, and the
+    /// signals the service ignores (read then: set up before any command runs).
+    private func spawnRequest() -> UnsafeMutablePointer<kbd_spawn_request> {
+        if let request { return request }
+        let made = UnsafeMutablePointer<kbd_spawn_request>.allocate(capacity: 1)
+        made.initialize(to: kbd_spawn_request())
+        kbd_ignored_signals(&made.pointee.ignored)
+        made.pointee.path = .allocate(capacity: Self.searchBufferSize)
+        made.pointee.path_size = Self.searchBufferSize
+        spawnStack = UnsafeMutableRawPointer.allocate(byteCount: Self.spawnStackSize, alignment: 16)
+        request = made
+        return made
+    }
+
+    private func withSearchPath<R>(_ body: (UnsafePointer<CChar>?) -> R) -> R {
+        if let path = getenv("PATH") { return body(UnsafePointer(path)) }
+        return body("/usr/local/bin:/usr/bin:/bin")
     }
 
     // MARK: - Output
 
     /// Reads once from a child's output (call when `descriptor` is readable).
     package func drainOutput(_ descriptor: Int32) {
-        guard let output = outputs[descriptor] else { return }
+        _ = readOutput(descriptor)
+    }
+
+    /// Reads once; true when bytes came (more may follow at once).
+    private func readOutput(_ descriptor: Int32) -> Bool {
+        guard let output = outputs[descriptor] else { return false }
         let now = clock()
         switch output.lines.read(from: descriptor, budget: limits.readBudget) {
         case .bytes(let n):
@@ -223,13 +308,33 @@ public final class CommandRunner {
             logLines(output, now: now)
             if output.windowBytes >= limits.bytesPerSecond, !output.paused {
                 output.paused = true
-                setPaused?(descriptor, true)
+                if output.watched { setPaused?(descriptor, true) }
             }
+            return true
         case .again:
-            return
+            return false
         case .eof, .error:
             closeOutput(output, now: now)
+            return false
         }
+    }
+
+    private func startWatching(_ output: Output) {
+        guard !output.watched else { return }
+        output.watched = true
+        watch?(output.fd, .output)
+        if output.paused { setPaused?(output.fd, true) }
+    }
+
+    /// The output of a process that exited: read what it wrote (to the end, usually: then it
+    /// is closed without ever being watched); watched if it stays open (a background process
+    /// holds it, or more than a few reads' worth is there).
+    private func readAfterExit(_ descriptor: Int32) {
+        guard let output = outputs[descriptor], !output.watched else { return }
+        for _ in 0..<4 where !output.paused {
+            guard readOutput(descriptor), outputs[descriptor] != nil else { break }
+        }
+        if outputs[descriptor] != nil { startWatching(output) }
     }
 
     private func logLines(_ output: Output, now: EventTime) {
@@ -281,7 +386,7 @@ public final class CommandRunner {
         logLines(output, now: now)
         if output.lines.pendingBytes > 0 { log(output, output.lines.takeAll(), now: now) }
         summarise(output)
-        unwatch?(output.fd)
+        if output.watched { unwatch?(output.fd) }
         Glibc.close(output.fd)
         outputs[output.fd] = nil
     }
@@ -294,9 +399,18 @@ public final class CommandRunner {
         closeOutput(oldest, now: clock())
     }
 
-    /// Resumes outputs whose second has passed (call when `nextDeadline` is due).
+    /// Resumes outputs whose second has passed, and watches the outputs of processes still
+    /// running after `watchDelayMilliseconds` (call when `nextDeadline` is due).
     public func advance(to now: EventTime) {
-        for output in outputs.values where output.paused && now.microseconds - output.windowStart.microseconds >= 1_000_000 {
+        if exitNotice == .polled { reap() }
+        // Still running: from now on a pidfd says when it exits.
+        for (pid, child) in unwatched {
+            guard let at = child.pidfdAt, at <= now else { continue }
+            unwatched[pid] = nil
+            watchExit(pid, commandID: child.commandID, output: child.output)
+        }
+        for output in outputs.values where !output.watched && output.watchAt <= now { startWatching(output) }
+        for output in outputs.values where output.watched && output.paused && now.microseconds - output.windowStart.microseconds >= 1_000_000 {
             output.paused = false
             summarise(output)
             output.windowStart = now
@@ -322,16 +436,24 @@ public final class CommandRunner {
 
     private func reaped(_ pid: pid_t, status: Int32, commandID: String, output: Int32) {
         let code = (status & 0x7f) == 0 ? "exit status \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
-        logger.info("command \(commandID) [\(pid)]: finished, \(code)")
+        // A clean exit adds nothing to the command's line at info; a failure does.
+        if status == 0 {
+            logger.debug("command \(commandID) [\(pid)]: finished, \(code)")
+        } else {
+            logger.info("command \(commandID) [\(pid)]: finished, \(code)")
+        }
         if let o = outputs[output], o.pid == pid {
             orphanSequence += 1
             o.orphanedAt = orphanSequence
+            readAfterExit(output)
         }
     }
 
-    /// Reaps children that have no pidfd (on SIGCHLD). Never `waitpid(-1)`: other
-    /// children of the process (a test runner's) are not ours to reap.
+    /// Reaps children that have no pidfd and exited (on SIGCHLD, or after a turn of the loop:
+    /// `ExitNotice`). Never `waitpid(-1)`: other children of the process (a test runner's)
+    /// are not ours to reap.
     public func reap() {
+        guard !unwatched.isEmpty else { return }
         for (pid, child) in unwatched {
             var status: Int32 = 0
             let r = waitpid(pid, &status, WNOHANG)

@@ -37,10 +37,14 @@ public final class KeyboardDaemon {
         /// root, the service's user or in its group may register its own table and learn
         /// presence and geometry, nothing else. Off: such peers are refused (mode 0660).
         public var userAgents: Bool
+        /// How the runner learns that a command's process exited (`.polled`: the daemon reaps
+        /// after each turn of its loop; CommandRunner.ExitNotice).
+        public var childExits: CommandRunner.ExitNotice
 
         public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
                     presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none,
-                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256, userAgents: Bool = false) {
+                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256, userAgents: Bool = false,
+                    childExits: CommandRunner.ExitNotice = .pidfd) {
             self.socketPath = socketPath
             self.allowKeyEvents = allowKeyEvents
             self.maxChildren = maxChildren
@@ -49,6 +53,7 @@ public final class KeyboardDaemon {
             self.childEnvironment = childEnvironment
             self.maxClients = maxClients
             self.userAgents = userAgents
+            self.childExits = childExits
         }
     }
 
@@ -133,7 +138,8 @@ public final class KeyboardDaemon {
         self.load = load
         self.epoll = try Epoll()
         self.loaded = try load()
-        self.runner = CommandRunner(maxChildren: options.maxChildren, environment: options.childEnvironment, logger: logger, clock: clock)
+        self.runner = CommandRunner(maxChildren: options.maxChildren, environment: options.childEnvironment, logger: logger, clock: clock,
+                                    exitNotice: options.childExits)
         self.pipeline = try Self.makePipeline(loaded, options: options)
         let epoll = self.epoll
         runner.watch = { fd, kind in
@@ -236,6 +242,8 @@ public final class KeyboardDaemon {
             publish()
         }
         if let r = runner.nextDeadline, r <= clock() { runner.advance(to: clock()) }
+        // A command's process has usually exited by the next wake-up (the key's release).
+        if runner.exitNotice == .polled { runner.reap() }
         if !accessChecks.isEmpty { reportUnreadable(at: clock()) }
         if let control {
             if let r = control.acceptRetryAt, r <= clock() { control.resumeAccepting() }

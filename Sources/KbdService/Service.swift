@@ -256,7 +256,11 @@ public enum Service {
         let level = Logger.Level(rawValue: options.logLevel) ?? .info
         let logger = Logger(label: "kbd-commandd") { _ in StderrLogHandler(level: level, journal: journal) }
         let notifier = SystemdNotifier(environment: environment)
-        let signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
+        // No SIGCHLD: commands' processes are reaped after the loop's turns (a wake-up of
+        // their own would cost as much as starting them); its default disposition keeps
+        // them waitable whatever the service was started with.
+        signal(SIGCHLD, SIG_DFL)
+        let signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP])
         let files = options.configFiles(environment: environment)
         let configPath = files.description
         let keymapNames = options.keymap
@@ -288,7 +292,8 @@ public enum Service {
                 options: .init(socketPath: options.noSocket ? nil : socketPath, allowKeyEvents: options.allowKeyEvents,
                                maxChildren: options.maxChildren, compose: ComposeSource.fromEnvironment(environment),
                                childEnvironment: options.childEnvironment(from: environment),
-                               maxClients: maxClients(options.maxClients, logger: logger), userAgents: options.userAgents),
+                               maxClients: maxClients(options.maxClients, logger: logger), userAgents: options.userAgents,
+                               childExits: .polled),
                 source: source, logger: logger, load: load)
         } catch {
             return reportFailure(error)
@@ -309,8 +314,6 @@ public enum Service {
                         daemon.reload()
                         returnFreedMemory()
                         notifier.notify("READY=1")
-                    case SIGCHLD:
-                        daemon.runner.reap()
                     default:
                         logger.info("signal \(signal): stopping")
                         notifier.notify("STOPPING=1")

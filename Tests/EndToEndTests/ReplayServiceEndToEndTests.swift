@@ -112,4 +112,65 @@ struct ReplayServiceEndToEndTests {
         let both = runTool(["run", "--config", config, "--replay", good, "--input-dir", "/dev/input"])
         #expect(both.status == 64)
     }
+
+    /// Issue 29: each command costs one INFO line and its process is reaped without a wake-up of
+    /// its own (after the loop's next turn, or through a pidfd once it outlived the short
+    /// window): twenty presses, twenty lines, no zombie left, nothing of the runner at INFO.
+    @Test func everyCommandIsOneLogLineAndItsProcessIsReaped() throws {
+        let dir = Self.temporaryDirectory()
+        let config = dir + "/config.toml", recording = dir + "/f9.evemu", proof = dir + "/ran"
+        defer {
+            unlink(proof)
+            unlink(recording)
+            unlink(config)
+            rmdir(dir)
+        }
+        Self.write("""
+            [[command]]
+            id = "f9"
+            keys = "F9"
+            run = ["/bin/sh", "-c", "echo x >> \(proof)"]
+
+            [[command]]
+            id = "slow"
+            keys = "F10"
+            run = ["sleep", "0.3"]
+            """, to: config)
+        // The K400's header (it has every key), then F9 pressed 20 times and F10 once.
+        let header = slurpFile(Paths.examples + "/recordings/logitech-k400-ctrl-c.evemu").split(separator: "\n").filter { !$0.hasPrefix("E:") }
+        var events: [String] = []
+        var us = 1_000_000
+        func stamp() -> String {
+            let fraction = String(us % 1_000_000)
+            return "\(us / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+        }
+        func key(_ code: String) {
+            events += ["E: \(stamp()) 0001 \(code) 0001", "E: \(stamp()) 0000 0000 0000"]
+            us += 10_000
+            events += ["E: \(stamp()) 0001 \(code) 0000", "E: \(stamp()) 0000 0000 0000"]
+            us += 40_000
+        }
+        for _ in 0..<20 { key("0043") }
+        key("0044")
+        Self.write((header + events.map { Substring($0) }).joined(separator: "\n") + "\n", to: recording)
+        let daemon = RunningTool(["run", "--config", config, "--no-socket", "--replay", recording])
+        defer {
+            daemon.signal(SIGTERM)
+            _ = daemon.wait()
+        }
+        #expect(daemon.waitFor("replay: every recording has played; running until SIGTERM", seconds: 15))
+        // The slow one exits 0.3 s after its press: reaped through the pidfd it got after 50 ms.
+        var children = "?"
+        for _ in 0..<100 {
+            children = slurpFile("/proc/\(daemon.pid)/task/\(daemon.pid)/children")
+            if children.isEmpty { break }
+            usleep(20_000)
+        }
+        #expect(children.isEmpty, "children left: \(children)")
+        #expect(slurpFile(proof).split(separator: "\n").count == 20)
+        let info = daemon.stderr.split(separator: "\n").filter { $0.hasPrefix("INFO command ") }
+        #expect(info.filter { $0.hasPrefix("INFO command f9 ") }.count == 20, "\(info)")
+        #expect(info.filter { $0.hasPrefix("INFO command slow ") }.count == 1, "\(info)")
+        #expect(info.count == 21, "\(info)")
+    }
 }

@@ -28,7 +28,7 @@ import Testing
         "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
         // Handed a device source: never KbdEvdev or KbdRecording.
         "KbdDaemon": ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                      "KbdGeometry", "KbdSeats", "CLinux", "Logging"],
+                      "KbdGeometry", "KbdSeats", "CLinux", "CSpawn", "Logging"],
         // The umbrella: re-exports the library for tools and tests outside the package.
         "HardwareInput": Self.library,
         // Floor 7 and the helpers: what they use, by name; never the umbrella.

@@ -51,7 +51,8 @@ final class DaemonHarness {
 
     init(config: String = DaemonHarness.config, allowKeyEvents: Bool = false, maxChildren: Int = 8,
          devices: [(String, DeviceDescription)] = [], childEnvironment: [String]? = nil, socketPath: String? = nil,
-         maxClients: Int = 256, userAgents: Bool = false, unreadable: [(String, DeviceDescription)] = []) throws {
+         maxClients: Int = 256, userAgents: Bool = false, unreadable: [(String, DeviceDescription)] = [],
+         childExits: CommandRunner.ExitNotice = .pidfd) throws {
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         configPath = "/tmp/kbd-daemon-\(unique).toml"
         self.socketPath = socketPath ?? "/tmp/kbd-daemon-\(unique).sock"
@@ -63,6 +64,7 @@ final class DaemonHarness {
         var options = KeyboardDaemon.Options(socketPath: self.socketPath, allowKeyEvents: allowKeyEvents, maxChildren: maxChildren,
                                              presenceDebounceMilliseconds: 500, maxClients: maxClients, userAgents: userAgents)
         if let childEnvironment { options.childEnvironment = childEnvironment }
+        options.childExits = childExits
         daemon = try KeyboardDaemon(
             options: options,
             source: source, logger: logs.makeLogger(), clock: { clock.now }, load: {
