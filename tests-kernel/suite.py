@@ -624,6 +624,7 @@ def latency_vs(binary, files, name, presses, gap_ms, idle_s, required=True):
     vdev, stamp = os.path.join(tmp, "vdev"), os.path.join(tmp, "stamp")
     cc(vdev, "vdev.c")
     cc(stamp, "stamp.c", "-static", "-nostdlib", "-fno-stack-protector")
+    service = files[1]
     agent = AGENT
     if not os.access(agent, os.X_OK):
         raise RuntimeError("no session agent beside the service: %s (swift build --product kbd-commandd-agent)" % agent)
