@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <poll.h>
+#include <time.h>
 
 struct kbd_sd_bus {
     int (*open_user)(sd_bus **);
@@ -39,6 +41,13 @@ struct kbd_sd_bus {
     const char *(*message_get_signature)(sd_bus_message *, int);
     int (*message_read_array)(sd_bus_message *, char, const void **, size_t *);
     int (*message_enter_container)(sd_bus_message *, char, const char *);
+    /* Questions asked without waiting (the text-input watch), and its own poll. */
+    int (*call_method_async)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
+                             sd_bus_message_handler_t, void *, const char *, ...);
+    int (*message_is_method_error)(sd_bus_message *, const char *);
+    int (*get_fd)(sd_bus *);
+    int (*get_events)(sd_bus *);
+    int (*get_timeout)(sd_bus *, uint64_t *);
 };
 
 /* Loads libsystemd once; 0 on success, -ENOENT when it is not installed. */
@@ -70,6 +79,16 @@ static inline int kbd_sd_bus_load(struct kbd_sd_bus *f) {
     f->message_get_signature = (const char *(*)(sd_bus_message *, int))dlsym(lib, "sd_bus_message_get_signature");
     f->message_read_array = (int (*)(sd_bus_message *, char, const void **, size_t *))dlsym(lib, "sd_bus_message_read_array");
     f->message_enter_container = (int (*)(sd_bus_message *, char, const char *))dlsym(lib, "sd_bus_message_enter_container");
+    f->call_method_async = (int (*)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
+                                    sd_bus_message_handler_t, void *, const char *, ...))dlsym(lib, "sd_bus_call_method_async");
+    f->message_is_method_error = (int (*)(sd_bus_message *, const char *))dlsym(lib, "sd_bus_message_is_method_error");
+    f->get_fd = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_fd");
+    f->get_events = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_events");
+    f->get_timeout = (int (*)(sd_bus *, uint64_t *))dlsym(lib, "sd_bus_get_timeout");
+    if (!f->call_method_async || !f->message_is_method_error || !f->get_fd || !f->get_events || !f->get_timeout) {
+        f->open_user = 0;
+        return -ENOSYS;
+    }
     if (!f->message_enter_container || !f->bus_new || !f->set_address || !f->set_bus_client || !f->start || !f->add_match || !f->process || !f->wait ||
         !f->message_is_signal || !f->message_get_sender || !f->message_get_path || !f->message_read_array ||
         !f->message_get_interface || !f->message_get_member || !f->message_get_signature) {
@@ -199,6 +218,108 @@ static inline int kbd_bus_next_message(const struct kbd_sd_bus *f, sd_bus *bus, 
         r = f->wait(bus, UINT64_MAX);
         if (r < 0 && r != -EINTR) return r;
     }
+}
+
+/* Questions asked without waiting (sd_bus_call_method_async, with the bus's method call
+ * timeout): each answer, or an error (a D-Bus error, or sd-bus's own when the timeout passed),
+ * lands in a queue the caller drains after every sd_bus_process (one message is dispatched per
+ * call, so the queue never holds more than a few). */
+struct kbd_bus_answer {
+    uint64_t tag;
+    int32_t missing;        /* 1: an error or no answer in time */
+    uint32_t value;         /* kind 'u' */
+    uint32_t words[8];      /* kind 'a' (au): up to 8 words */
+    uint32_t count;
+};
+#define KBD_BUS_ANSWERS 32
+struct kbd_bus_answers {
+    uint32_t count;
+    struct kbd_bus_answer items[KBD_BUS_ANSWERS];
+};
+struct kbd_bus_question {
+    /* What the callback reads the reply with (copied: the caller's table may move). */
+    int (*is_method_error)(sd_bus_message *, const char *);
+    int (*read)(sd_bus_message *, const char *, ...);
+    int (*read_array)(sd_bus_message *, char, const void **, size_t *);
+    struct kbd_bus_answers *answers;
+    uint64_t tag;
+    char kind;
+};
+
+static int kbd_bus_answered(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+    (void)error;
+    struct kbd_bus_question *q = (struct kbd_bus_question *)userdata;
+    struct kbd_bus_answers *a = q->answers;
+    if (a->count < KBD_BUS_ANSWERS) {
+        struct kbd_bus_answer *out = &a->items[a->count++];
+        memset(out, 0, sizeof *out);
+        out->tag = q->tag;
+        if (q->is_method_error(m, NULL) > 0) {
+            out->missing = 1;
+        } else if (q->kind == 'u') {
+            if (q->read(m, "u", &out->value) < 0) out->missing = 1;
+        } else {
+            const void *words = NULL;
+            size_t bytes = 0;
+            if (q->read_array(m, 'u', &words, &bytes) < 0) {
+                out->missing = 1;
+            } else {
+                size_t n = bytes / sizeof(uint32_t);
+                if (n > 8) n = 8;
+                if (n) memcpy(out->words, words, n * sizeof(uint32_t));
+                out->count = (uint32_t)n;
+            }
+        }
+    }
+    free(q);
+    return 1;
+}
+
+/* Asks dest's method (no argument, or one string when arg is not NULL) without waiting; its
+ * reply is read as kind 'u' (uint32) or 'a' (au). */
+static inline int kbd_bus_ask(const struct kbd_sd_bus *f, sd_bus *bus, struct kbd_bus_answers *answers, uint64_t tag, char kind,
+                              const char *dest, const char *path, const char *iface, const char *member, const char *arg) {
+    struct kbd_bus_question *q = (struct kbd_bus_question *)malloc(sizeof *q);
+    if (!q) return -ENOMEM;
+    q->is_method_error = f->message_is_method_error; q->read = f->message_read; q->read_array = f->message_read_array;
+    q->answers = answers; q->tag = tag; q->kind = kind;
+    int r = arg ? f->call_method_async(bus, NULL, dest, path, iface, member, kbd_bus_answered, q, "s", arg)
+                : f->call_method_async(bus, NULL, dest, path, iface, member, kbd_bus_answered, q, "");
+    if (r < 0) free(q);
+    return r;
+}
+
+/* One step of the connection: 1 when something was processed (a message not consumed by
+ * sd-bus in *out, which the caller unrefs, or an answer in the queue), 0 when nothing is left,
+ * a negative errno when the connection ended. */
+static inline int kbd_bus_step(const struct kbd_sd_bus *f, sd_bus *bus, sd_bus_message **out) {
+    return f->process(bus, out);
+}
+
+/* Waits until the connection has something to process, its next timeout (an unanswered
+ * question) passes, or other_fd (when >= 0) is readable; no timeout when nothing is asked.
+ * *other_ready says whether other_fd is readable. 0, or a negative errno. */
+static inline int kbd_bus_wait_with(const struct kbd_sd_bus *f, sd_bus *bus, int other_fd, int *other_ready) {
+    struct pollfd p[2];
+    int fd = f->get_fd(bus);
+    int events = f->get_events(bus);
+    if (fd < 0) return fd;
+    if (events < 0) return events;
+    uint64_t until = UINT64_MAX;
+    int timeout = -1;
+    if (f->get_timeout(bus, &until) >= 0 && until != UINT64_MAX) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+        timeout = until <= now ? 0 : (int)((until - now + 999) / 1000);
+    }
+    p[0].fd = fd; p[0].events = (short)events; p[0].revents = 0;
+    p[1].fd = other_fd; p[1].events = POLLIN; p[1].revents = 0;
+    *other_ready = 0;
+    int r = poll(p, other_fd >= 0 ? 2 : 1, timeout);
+    if (r < 0) return errno == EINTR ? 0 : -errno;
+    *other_ready = other_fd >= 0 && p[1].revents != 0;
+    return 0;
 }
 
 /* Reads a reply of AT-SPI object references, a(so), into out as "name path\n" lines

@@ -121,6 +121,8 @@ final class AgentLoop {
     private var textWatch: TextInputWatch?
     private var textWatchSource: TextInputSource?
     private var desktopTextInput: Bool?
+    /// What the watch was told of the focused window's application.
+    private var toldWindow: FocusedApplication?
     /// What the service has from this agent since it connected (nil: nothing sent yet).
     private var sentScopes: [String]?
     private var sentTextInput: Bool?
@@ -453,14 +455,33 @@ final class AgentLoop {
             applyKeymap()
             guard let change else { return }
             focused = change.window
+            tellTextInputWatch()
         } catch {
             logger.warning("focus: \(source.name): \(error.message); scopes no longer follow the focused window")
             epoll.remove(source.fd)
             focus = nil
             focused = nil
+            tellTextInputWatch()
             applyKeymap()
         }
         applyFocus()
+    }
+
+    /// The focused window's application as the text-input watch needs it: unknown without a
+    /// focus source or when the source does not say whose window it is.
+    private var focusedApplication: FocusedApplication {
+        guard focus != nil else { return .unknown }
+        guard let window = focused else { return .none }
+        return window.pid.map { .pid($0) } ?? .unknown
+    }
+
+    /// Tells the text-input watch whose window has the focus, when that changed.
+    private func tellTextInputWatch() {
+        guard let watch = textWatch else { return }
+        let now = focusedApplication
+        guard now != toldWindow else { return }
+        if !watch.tell(now) { logger.warning("text input: the watch did not take the focused window") }
+        toldWindow = now
     }
 
     /// Sends the scopes for the focused window and whether text input is on (what the
@@ -531,9 +552,11 @@ final class AgentLoop {
             return
         }
         do {
-            let watch = try TextInputWatch(source: source, currentDesktop: ProcessEnvironment.current()["XDG_CURRENT_DESKTOP"])
+            let window = focusedApplication
+            let watch = try TextInputWatch(source: source, currentDesktop: ProcessEnvironment.current()["XDG_CURRENT_DESKTOP"], window: window)
             try epoll.add(watch.fd, token: Token.textInput)
             textWatch = watch
+            toldWindow = window
         } catch {
             logger.warning("text input: cannot start the watch: \(error)")
         }

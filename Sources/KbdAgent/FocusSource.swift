@@ -12,9 +12,13 @@ package struct FocusedWindow: Equatable, Sendable {
     package var app: String
     /// The window title (private: never logged, never sent to the service).
     package var title: String
-    package init(app: String, title: String) {
+    /// The process the window belongs to, when the desktop says (sway's and i3's `pid`, X11's
+    /// `_NET_WM_PID`): only its focus claims on the accessibility bus count.
+    package var pid: Int32?
+    package init(app: String, title: String, pid: Int32? = nil) {
         self.app = app
         self.title = title
+        self.pid = pid
     }
 }
 

@@ -11,6 +11,8 @@ import Glibc
 final class MessageBus {
     private var bus: OpaquePointer?
     private var sd = kbd_sd_bus()
+    /// Where the answers of `ask` land (C callbacks write them; `step` drains them).
+    private let answers = UnsafeMutablePointer<kbd_bus_answers>.allocate(capacity: 1)
 
     struct Failure: Error, CustomStringConvertible {
         var operation: String
@@ -32,9 +34,15 @@ final class MessageBus {
         guard r >= 0, let b else { throw Failure(operation: what, message: String(cString: strerror(-r))) }
         _ = sd.set_method_call_timeout(b, callTimeoutMicroseconds)
         bus = b
+        answers.initialize(to: kbd_bus_answers())
     }
 
-    deinit { if let bus { _ = sd.flush_close_unref(bus) } }
+    // Questions still unanswered when the bus closes are dropped with it (their small
+    // records are not freed: the watch closes its bus only to exit).
+    deinit {
+        if let bus { _ = sd.flush_close_unref(bus) }
+        answers.deallocate()
+    }
 
     private func check(_ r: Int32, _ error: inout sd_bus_error, _ operation: String) throws(Failure) {
         defer { sd.error_free(&error) }
@@ -123,6 +131,67 @@ final class MessageBus {
         return Self.objects(out)
     }
 
+    /// The answer to a question asked with `ask`: nil when it failed or did not come within
+    /// the call timeout.
+    struct Answer {
+        var tag: UInt64
+        var value: UInt32?
+        var words: [UInt32]?
+    }
+
+    /// Asks `member` (no argument, or one string) without waiting; the answer comes out of
+    /// `step` with `tag`, read as a uint32 or (`words`) an array of uint32.
+    func ask(tag: UInt64, _ destination: String, _ path: String, _ interface: String, _ member: String,
+             argument: String? = nil, words: Bool) throws(Failure) {
+        let r = kbd_bus_ask(&sd, bus, answers, tag, words ? CChar(UInt8(ascii: "a")) : CChar(UInt8(ascii: "u")), destination, path, interface, member, argument)
+        guard r >= 0 else { throw Failure(operation: "\(interface).\(member)", message: String(cString: strerror(-r))) }
+    }
+
+    /// Processes what is there without waiting: the signals the matches asked for and the
+    /// answers that came (or whose time passed); throws when the connection ended.
+    func step() throws(Failure) -> (signals: [Signal], answers: [Answer]) {
+        var signals: [Signal] = []
+        var out: [Answer] = []
+        while true {
+            var m: OpaquePointer?
+            let r = kbd_bus_step(&sd, bus, &m)
+            guard r >= 0 else { throw Failure(operation: "bus", message: String(cString: strerror(-r))) }
+            let queued = Int(answers.pointee.count)
+            if queued > 0 {
+                withUnsafeBytes(of: &answers.pointee.items) { raw in
+                    let items = raw.bindMemory(to: kbd_bus_answer.self)
+                    for a in items.prefix(queued) {
+                        let words = withUnsafeBytes(of: a.words) { Array($0.bindMemory(to: UInt32.self).prefix(Int(a.count))) }
+                        out.append(Answer(tag: a.tag, value: a.missing != 0 ? nil : a.value, words: a.missing != 0 ? nil : words))
+                    }
+                }
+                answers.pointee.count = 0
+            }
+            if let m {
+                defer { _ = sd.message_unref(m) }
+                if let s = Self.signal(&sd, m) { signals.append(s) }
+            }
+            if r == 0 { return (signals, out) }
+        }
+    }
+
+    /// Waits until the bus has something for `step`, an unanswered question's time passed, or
+    /// `other` (>= 0) is readable (then true). Without questions it waits as long as it takes.
+    func wait(orReadable other: Int32) throws(Failure) -> Bool {
+        var ready: Int32 = 0
+        let r = kbd_bus_wait_with(&sd, bus, other, &ready)
+        guard r >= 0 else { throw Failure(operation: "bus", message: String(cString: strerror(-r))) }
+        return ready != 0
+    }
+
+    private static func signal(_ sd: inout kbd_sd_bus, _ m: OpaquePointer) -> Signal? {
+        var fields = kbd_bus_signal_fields()
+        guard kbd_bus_read_signal(&sd, m, &fields) > 0 else { return nil }
+        func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+        return Signal(interface: text(fields.interface), member: text(fields.member), sender: text(fields.sender), path: text(fields.path),
+                      detail: text(fields.detail), detail1: fields.detail1, newOwner: text(fields.new_owner))
+    }
+
     /// Asks the bus for the signals matching `rule` (a D-Bus match rule).
     func addMatch(_ rule: String) throws(Failure) {
         let r = kbd_bus_add_match(&sd, bus, rule)
@@ -151,11 +220,8 @@ final class MessageBus {
             let r = kbd_bus_next_message(&sd, bus, &m)
             guard r >= 0, let m else { throw Failure(operation: "bus", message: r < 0 ? String(cString: strerror(-r)) : "no message") }
             defer { _ = sd.message_unref(m) }
-            var fields = kbd_bus_signal_fields()
-            guard kbd_bus_read_signal(&sd, m, &fields) > 0 else { continue }
-            func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
-            return Signal(interface: text(fields.interface), member: text(fields.member), sender: text(fields.sender), path: text(fields.path),
-                          detail: text(fields.detail), detail1: fields.detail1, newOwner: text(fields.new_owner))
+            guard let s = Self.signal(&sd, m) else { continue }
+            return s
         }
     }
 }

@@ -12,7 +12,12 @@ import Glibc
 /// The child's side of TextInputWatch: connects, listens, writes lines.
 package struct TextInputProducer {
     let output: Int32
+    /// The agent's lines (`window PID`, `window none`, `window unknown`: FocusedApplication),
+    /// -1 for none.
+    let input: Int32
     let currentDesktop: String?
+    /// The focused window's application when the child started.
+    let window: FocusedApplication
 
     /// How long a focused object may take to say its role and states (then text input
     /// stays on: fail closed).
@@ -79,7 +84,9 @@ package struct TextInputProducer {
         }
     }
 
-    /// AT-SPI: the focused object's role and states, from the accessibility bus.
+    /// AT-SPI: focus claims on the accessibility bus, believed as FocusClaims decides (the
+    /// sender owns the focused window; the object is FOCUSED; its role and states); every
+    /// question asked without waiting, with `answerMicroseconds` for its answer.
     private func accessibility(_ session: MessageBus) throws(MessageBus.Failure) {
         let address = try session.callString("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress")
         let bus = try MessageBus(address: address, callTimeoutMicroseconds: Self.answerMicroseconds)
@@ -93,39 +100,65 @@ package struct TextInputProducer {
             say("warning the accessibility registry did not take the event listener: \(error)")
         }
         say("source the accessibility bus (AT-SPI focus events)")
-        var focus = AccessibleFocus()
-        // What has the focus now (the agent may start after the user focused a text field).
-        if let object = focusedNow(bus), let takes = claim(bus, object) {
-            focus.focused(object, takesText: takes)
-        }
-        var said: Bool? = focus.textInput
-        say(focus.textInput ? "1" : "0")
-        while true {
-            let signal = try bus.nextSignal()
-            if signal.member == "NameOwnerChanged" {
-                if signal.newOwner.isEmpty { focus.applicationGone(signal.detail) }
-            } else if signal.member == "StateChanged", signal.detail == "focused" {
-                let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
-                if signal.detail1 != 0 {
-                    // A claim the object does not back with its FOCUSED state is dropped.
-                    if let takes = claim(bus, object) { focus.focused(object, takesText: takes) }
-                } else {
-                    focus.unfocused(object)
+        var claims = FocusClaims(window: window)
+        var kinds: [UInt64: FocusClaims.Question] = [:]
+        func send(_ asks: [FocusClaims.Ask]) {
+            for a in asks {
+                do throws(MessageBus.Failure) {
+                    switch a.question {
+                    case .pid(let name):
+                        try bus.ask(tag: a.tag, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                    argument: name, words: false)
+                    case .states(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetState", words: true)
+                    case .role(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetRole", words: false)
+                    }
+                    kinds[a.tag] = a.question
+                } catch {
+                    send(claims.answered(a.tag, .missing))  // not even sent: no answer (fail closed)
                 }
-            } else {
-                continue
             }
-            if focus.textInput != said { said = focus.textInput; say(focus.textInput ? "1" : "0") }
         }
-    }
-
-    /// The claimed object's states (FOCUSED re-checked) and role, each answer within
-    /// `answerMicroseconds`; see `AccessibleText.claim`.
-    private func claim(_ bus: MessageBus, _ object: AccessibleFocus.Object) -> Bool? {
-        let states = try? bus.callUInt32Array(object.application, object.path, "org.a11y.atspi.Accessible", "GetState")
-        guard let states, AccessibleText.has(AccessibleText.stateFocused, in: states) else { return AccessibleText.claim(role: nil, states: states) }
-        let role = try? bus.callUInt32(object.application, object.path, "org.a11y.atspi.Accessible", "GetRole")
-        return AccessibleText.claim(role: role, states: states)
+        // What has the focus now (the agent may start after the user focused a text field).
+        if let object = focusedNow(bus) { send(claims.claimed(object)) }
+        var said: Bool?
+        let lines = LineBuffer(maxLineBytes: 256)
+        while true {
+            let (signals, answers) = try bus.step()
+            for signal in signals {
+                if signal.member == "NameOwnerChanged" {
+                    if signal.newOwner.isEmpty { claims.applicationGone(signal.detail) }
+                } else if signal.member == "StateChanged", signal.detail == "focused" {
+                    let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
+                    if signal.detail1 != 0 { send(claims.claimed(object)) } else { claims.unfocused(object) }
+                }
+            }
+            for answer in answers {
+                guard let question = kinds.removeValue(forKey: answer.tag) else { continue }
+                let value: FocusClaims.Answer
+                switch question {
+                case .states: value = answer.words.map { .words($0) } ?? .missing
+                case .pid, .role: value = answer.value.map { .number($0) } ?? .missing
+                }
+                send(claims.answered(answer.tag, value))
+            }
+            if claims.textInput != said { said = claims.textInput; say(claims.textInput ? "1" : "0") }
+            guard try bus.wait(orReadable: input) else { continue }
+            // The agent: whose window has the focus.
+            switch lines.read(from: input, budget: 4096) {
+            case .eof, .error: _exit(0)  // the agent is gone
+            case .bytes, .again: break
+            }
+            while true {
+                switch lines.nextLine() {
+                case .line(let bytes):
+                    if let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) { send(claims.windowChanged(window)) }
+                    continue
+                case .tooLong, .none: break
+                }
+                break
+            }
+            if claims.textInput != said { said = claims.textInput; say(claims.textInput ? "1" : "0") }
+        }
     }
 
     /// The focused object of the desktop, found once at start: the registry's applications,

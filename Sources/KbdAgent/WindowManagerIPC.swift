@@ -175,12 +175,14 @@ package final class WindowManagerIPC: FocusSource {
         }
     }
 
-    /// A container's app (`app_id`, else `window_properties.class`) and title (`name`);
-    /// nil for a container that is not a window (a workspace, a split).
+    /// A container's app (`app_id`, else `window_properties.class`), title (`name`) and
+    /// process (`pid`, when positive); nil for a container that is not a window (a workspace,
+    /// a split).
     package static func window(_ container: JSONValue) -> FocusedWindow? {
         let app = container["app_id"]?.stringValue ?? container["window_properties"]?["class"]?.stringValue
         guard let app else { return nil }
-        return FocusedWindow(app: app, title: container["name"]?.stringValue ?? "")
+        let pid = container["pid"]?.intValue.flatMap { $0 > 0 && $0 <= Int(Int32.max) ? Int32($0) : nil }
+        return FocusedWindow(app: app, title: container["name"]?.stringValue ?? "", pid: pid)
     }
 
     /// The node with `"focused": true` in a `GET_TREE` reply (tiled or floating).
