@@ -90,8 +90,12 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
 /// sway's and i3's IPC with payloads recorded from the real window managers
 /// (Fixtures/desktop/PROVENANCE.md).
 @Suite struct WindowManagerIPCTests {
-    static let swayA = FocusedWindow(app: "AppA", title: "title A")
-    static let swayB = FocusedWindow(app: "AppB", title: "title B")
+    // The windows with their processes (sway's `pid`): in the tree and the close events, and
+    // in the window events (recorded in another session).
+    static let swayA = FocusedWindow(app: "AppA", title: "title A", pid: 2926)
+    static let swayB = FocusedWindow(app: "AppB", title: "title B", pid: 2945)
+    static let eventsA = FocusedWindow(app: "AppA", title: "title A", pid: 9224)
+    static let eventsB = FocusedWindow(app: "AppB", title: "title B", pid: 9277)
     static let prompt = "kbdtest@vm: /"
 
     /// Per recorded event, what the source reports (nil: nothing changed).
@@ -99,12 +103,12 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         ("sway", "sway-tree.json", swayB, "sway-window-events.jsonl", [
             nil,  // new AppA
             nil,  // title of AppA, not the focused window yet
-            FocusChange(window: swayA),
+            FocusChange(window: eventsA),
             nil,  // new AppB
             nil,  // title of AppB, not focused
-            FocusChange(window: swayB),
-            FocusChange(window: swayA),
-            FocusChange(window: swayB),
+            FocusChange(window: eventsB),
+            FocusChange(window: eventsA),
+            FocusChange(window: eventsB),
         ]),
         ("sway", "sway-tree.json", swayB, "sway-close-events.jsonl", [
             FocusChange(window: swayA),
@@ -168,7 +172,7 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
             server.write(Array(all[cut...]))
             #expect(readable(source.fd))
             let last = try source.read()
-            #expect(last == FocusChange(window: Self.swayB) || (last == nil && first == FocusChange(window: Self.swayB)), "cut at \(cut)")
+            #expect(last == FocusChange(window: Self.eventsB) || (last == nil && first == FocusChange(window: Self.eventsB)), "cut at \(cut)")
         }
     }
 
