@@ -493,7 +493,7 @@ final class AgentLoop {
         if focus != nil || sentScopes != nil, active.scopes != sentScopes {
             send(.setScopes(active.scopes))
             sentScopes = active.scopes
-            logger.debug("focus: \(focused.map { "app \($0.app)" } ?? "no window") -> scopes [\(active.scopes.joined(separator: ", "))]")
+            logger.debug("focus: \(focused.map { "app \($0.app)\($0.pid.map { " (pid \($0))" } ?? "")" } ?? "no window") -> scopes [\(active.scopes.joined(separator: ", "))]")
             scopesSent?(active.scopes)
         }
         if active.textInput != (sentTextInput ?? false) {
