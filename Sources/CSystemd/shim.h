@@ -167,6 +167,17 @@ static inline int kbd_bus_call_uint32(const struct kbd_sd_bus *f, sd_bus *bus, c
     return r;
 }
 
+/* A method with one string argument whose reply is one uint32 (GetConnectionUnixProcessID). */
+static inline int kbd_bus_call_string_arg_uint32(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                                 const char *member, const char *value, uint32_t *out, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "s", value);
+    if (r < 0) return r;
+    r = f->message_read(reply, "u", out);
+    f->message_unref(reply);
+    return r;
+}
+
 /* A method without arguments whose reply is an array of uint32 (AT-SPI's state set):
  * up to max words into out, their count in *count. */
 static inline int kbd_bus_call_uint32_array(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,

@@ -99,6 +99,14 @@ final class MessageBus {
         return value
     }
 
+    /// A method with one string argument that answers one uint32.
+    func callUInt32(_ destination: String, _ path: String, _ interface: String, _ member: String, string value: String) throws(Failure) -> UInt32 {
+        var error = sd_bus_error()
+        var out: UInt32 = 0
+        try check(kbd_bus_call_string_arg_uint32(&sd, bus, destination, path, interface, member, value, &out, &error), &error, "\(interface).\(member)")
+        return out
+    }
+
     /// A method without arguments that answers an array of uint32 (at most 8 are kept).
     func callUInt32Array(_ destination: String, _ path: String, _ interface: String, _ member: String) throws(Failure) -> [UInt32] {
         var error = sd_bus_error()

@@ -1,4 +1,5 @@
 import CLinux
+import KbdCore
 import KbdSystem
 import KbdConfig
 #if canImport(Glibc)
@@ -119,7 +120,13 @@ package struct TextInputProducer {
             }
         }
         // What has the focus now (the agent may start after the user focused a text field).
-        if let object = focusedNow(bus) { send(claims.claimed(object)) }
+        switch focusedNow(bus) {
+        case .object(let object): send(claims.claimed(object))
+        case .nothing: break
+        case .unanswered:
+            say("warning the accessibility tree did not answer within \(Self.walkMilliseconds) ms; text input is on until an application claims the focus")
+            claims.undecided()
+        }
         var said: Bool?
         let lines = LineBuffer(maxLineBytes: 256)
         while true {
@@ -161,27 +168,45 @@ package struct TextInputProducer {
         }
     }
 
-    /// The focused object of the desktop, found once at start: the registry's applications,
-    /// their active window, and in it (depth first, through showing objects only, at most
-    /// 2,000 objects) the one with the FOCUSED state. (GTK 3's application objects do not
-    /// answer Collection.GetMatches, so the tree is walked.)
-    private func focusedNow(_ bus: MessageBus) -> AccessibleFocus.Object? {
+    /// How long the walk at start may take in all (an application that answers slowly or
+    /// never cannot hold the watch up longer).
+    static let walkMilliseconds: Int64 = 1_000
+
+    enum FoundFocus { case object(AccessibleFocus.Object), nothing, unanswered }
+
+    /// The focused object of the desktop, found once at start: the registry's applications
+    /// (only the focused window's, when its process is known), their active window, and in it
+    /// (depth first, through showing objects only, at most 2,000 objects) the one with the
+    /// FOCUSED state, all within `walkMilliseconds`. (GTK 3's application objects do not
+    /// answer Collection.GetMatches, so the tree is walked.) The object found is a claim like
+    /// any other (FocusClaims checks it).
+    private func focusedNow(_ bus: MessageBus) -> FoundFocus {
         let accessible = "org.a11y.atspi.Accessible"
-        func states(_ o: MessageBus.ObjectReference) -> [UInt32] { (try? bus.callUInt32Array(o.name, o.path, accessible, "GetState")) ?? [] }
-        func children(_ o: MessageBus.ObjectReference) -> [MessageBus.ObjectReference] { (try? bus.callObjects(o.name, o.path, accessible, "GetChildren")) ?? [] }
+        let deadline = monotonicNow().microseconds + Self.walkMilliseconds * 1000
+        var late = false
+        func due() -> Bool {
+            if !late, monotonicNow().microseconds > deadline { late = true }
+            return late
+        }
+        func states(_ o: MessageBus.ObjectReference) -> [UInt32] { due() ? [] : (try? bus.callUInt32Array(o.name, o.path, accessible, "GetState")) ?? [] }
+        func children(_ o: MessageBus.ObjectReference) -> [MessageBus.ObjectReference] { due() ? [] : (try? bus.callObjects(o.name, o.path, accessible, "GetChildren")) ?? [] }
+        func pid(_ name: String) -> UInt32? {
+            try? bus.callUInt32("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", string: name)
+        }
         var budget = 2_000
         for app in children(MessageBus.ObjectReference(name: "org.a11y.atspi.Registry", path: "/org/a11y/atspi/accessible/root")) {
-            for window in children(app) where AccessibleText.has(AccessibleText.stateActive, in: states(window)) {
-                var stack = children(window).reversed() as [MessageBus.ObjectReference]
+            if case .pid(let focused) = window, pid(app.name) != UInt32(bitPattern: focused) { continue }
+            for frame in children(app) where AccessibleText.has(AccessibleText.stateActive, in: states(frame)) {
+                var stack = children(frame).reversed() as [MessageBus.ObjectReference]
                 while let o = stack.popLast(), budget > 0 {
                     budget -= 1
                     let s = states(o)
-                    if AccessibleText.has(AccessibleText.stateFocused, in: s) { return AccessibleFocus.Object(application: o.name, path: o.path) }
+                    if AccessibleText.has(AccessibleText.stateFocused, in: s) { return .object(AccessibleFocus.Object(application: o.name, path: o.path)) }
                     if AccessibleText.has(AccessibleText.stateShowing, in: s) { stack += children(o).reversed() }
                 }
             }
         }
-        return nil
+        return late ? .unanswered : .nothing
     }
 
 }

@@ -174,9 +174,16 @@ package struct FocusClaims {
 
     package init(window: FocusedApplication) { self.window = window }
 
-    /// Whether text input is on: a text field has the focus, or a claim of the focused
-    /// application is being checked (fail closed).
-    package var textInput: Bool { check != nil || focus.textInput }
+    /// The desktop did not say in time what has the focus (the walk at start ran out of time):
+    /// text input is on until a claim is decided or the focused window changes.
+    private var undecidedFocus = false
+
+    /// Whether text input is on: a text field has the focus, a claim of the focused
+    /// application is being checked, or nothing said in time what has the focus (fail closed).
+    package var textInput: Bool { check != nil || undecidedFocus || focus.textInput }
+
+    /// Nothing answered in time what has the focus now.
+    package mutating func undecided() { undecidedFocus = true }
 
     /// Whether `application` owns the focused window, as far as is known (nil: its process id
     /// is not known yet).
@@ -242,6 +249,7 @@ package struct FocusClaims {
     package mutating func windowChanged(_ now: FocusedApplication) -> [Ask] {
         guard now != window else { return [] }
         window = now
+        undecidedFocus = false
         guard now != .unknown else { return [] }
         if let field = focus.textField, ownsFocusedWindow(field.application) != true { focus.applicationGone(field.application) }
         if let c = check, ownsFocusedWindow(c.object.application) != true { check = nil }
@@ -288,6 +296,7 @@ package struct FocusClaims {
         check = nil
         if let takes = AccessibleText.claim(role: c.role, states: c.statesAnswered ? c.states : nil) {
             focus.focused(c.object, takesText: takes)
+            undecidedFocus = false
         }
         return []
     }

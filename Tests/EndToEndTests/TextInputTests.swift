@@ -267,6 +267,21 @@ import Testing
         #expect(!claims.textInput)
     }
 
+    /// The walk at start ran out of time: text input on until a claim is decided or the
+    /// window changes.
+    @Test func nothingSaidInTimeFailsClosed() {
+        var claims = FocusClaims(window: .pid(100))
+        claims.undecided()
+        #expect(claims.textInput)
+        Self.answerAll(&claims, claims.claimed(Self.fake))  // another application's: no
+        #expect(claims.textInput)
+        Self.answerAll(&claims, claims.claimed(Self.button))
+        #expect(!claims.textInput)
+        claims.undecided()
+        #expect(Self.answerAll(&claims, claims.windowChanged(.pid(300))).isEmpty)
+        #expect(!claims.textInput)
+    }
+
     /// The focused application says its object lost the focus while it was being checked.
     @Test func anUnfocusWhileCheckedEndsTheCheck() {
         var claims = FocusClaims(window: .pid(100))
