@@ -125,6 +125,8 @@ spoof_scenario() {
     at 17
     check "$run: Shift+T typed into the text field (16 s) fired nothing" fired_is 1
     check "$run: text input is on at the end" text_input_is on
+    # Dropped on its sender's pid: its object was never asked for its state or role.
+    check "$run: the spoofer's object was never asked anything" eval "! spoof_said ASKED"
     kill "$spoof_pid" 2>/dev/null
     end_of_run "$run" "$work"
     if [ "$failed" -gt 0 ]; then echo "--- spoofer"; cat "$SESSION_DIR/spoof.log"; fi
