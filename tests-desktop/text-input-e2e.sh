@@ -24,9 +24,11 @@
 #                  and again before 16 s. Its claims are not from the focused window's
 #                  application, so text input stays on: Shift+T fires only at 12 s, when
 #                  the real application moved its own focus to its button (issue 25).
+#   spoof-kwin     the same under KWin with [text_input] source = "accessibility": the
+#                  watch learns the focused window's process from a KWin script.
 # No window title may reach a log.
 #
-#   tests-desktop/text-input-e2e.sh [BUILD_DIR] [accessibility|kwin|spoof ...]   (root; setup-host.sh first)
+#   tests-desktop/text-input-e2e.sh [BUILD_DIR] [accessibility|kwin|spoof|spoof-kwin ...]   (root; setup-host.sh first)
 #
 # Ends with "N passed, N failed"; exit 1 when something failed.
 set -uo pipefail
@@ -35,7 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 throwaway_run text-input "${1:-$here/../.build/debug}" kbd-commandd-daemon kbd-commandd-agent
 shift || true
 runs=("$@")
-[ ${#runs[@]} -gt 0 ] || runs=(accessibility kwin spoof)
+[ ${#runs[@]} -gt 0 ] || runs=(accessibility kwin spoof spoof-kwin)
 
 cleanup() { stop_service_and_session; }
 # Each run stops what it started (cleanup); the run's folders go at the end.
@@ -55,13 +57,17 @@ start_field() {
     wait_for "$WAIT_SECONDS" grep -q READY "$SESSION_DIR/field.log"
 }
 
-# The user's config: Shift+T (without priority over text input) writes a line to the proof.
+# The user's config: Shift+T (without priority over text input) writes a line to the proof;
+# $1, when given, is the [text_input] source.
 user_config() {
     local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
     mkdir -p "$cfg"
     cat > "$cfg/config.toml" <<EOF
 [osk]
 backend = "none"
+
+[text_input]
+source = "${1:-auto}"
 
 [[command]]
 id = "shift-t"
@@ -84,22 +90,32 @@ start_service_and_agent() {
 never_off() { ! grep -q 'set text input off' "$work/service.log"; }
 spoof_said() { grep -q "$1" "$SESSION_DIR/spoof.log"; }
 
-# A spoofing client on the accessibility bus while the user types into a text field.
+# A spoofing client on the accessibility bus while the user types into a text field: $1 is
+# spoof (sway: the focused window's pid from its IPC) or spoof-kwin (KWin, source =
+# "accessibility": the pid from a KWin script).
 spoof_scenario() {
-    local run=spoof
+    local run=$1
     fresh_work "$work"
-    "$here/session.sh" start >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
-    "$here/session.sh" wvkbd --hidden >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: wvkbd did not start"; cleanup; return; }
-    check "$run: the GTK text field is up" start_field
-    check "$run: its window is mapped" wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | matches '\"app_id\": \"FieldApp\"'"
-    as_user swaymsg '[app_id=FieldApp] focus' >/dev/null
-    kill -USR1 "$field_pid"
+    if [ "$run" = spoof-kwin ]; then
+        "$here/session.sh" start --kwin >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
+        check "$run: the GTK text field is up" start_field
+        kill -USR1 "$field_pid"
+    else
+        "$here/session.sh" start >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
+        "$here/session.sh" wvkbd --hidden >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: wvkbd did not start"; cleanup; return; }
+        check "$run: the GTK text field is up" start_field
+        check "$run: its window is mapped" wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | matches '\"app_id\": \"FieldApp\"'"
+        as_user swaymsg '[app_id=FieldApp] focus' >/dev/null
+        kill -USR1 "$field_pid"
+    fi
     spawn_as_user "$SESSION_DIR/spoof.log" "$PYTHON" "$here/spoof-focus.py"
     local spoof_pid=$SPAWNED_PID
     check "$run: the spoofing client is on the accessibility bus" wait_for "$WAIT_SECONDS" spoof_said READY
-    user_config
+    if [ "$run" = spoof-kwin ]; then user_config accessibility; else user_config; fi
     start_service_and_agent
     check "$run: the agent follows the accessibility bus" wait_for 5 grep -q "text input: follows the accessibility bus" "$SESSION_DIR/agent.log"
+    [ "$run" != spoof-kwin ] || check "$run: KWin names the focused window's process" \
+        grep -q "text input: follows .*the focused window's process from KWin" "$SESSION_DIR/agent.log"
     check "$run: the focused text field turns text input on at the service" wait_for 3 text_input_is on
     kill -USR1 "$spoof_pid"
     check "$run: the spoofer claimed the focus for its button (answering at once)" wait_for 3 spoof_said "CLAIM fast"
@@ -135,7 +151,7 @@ spoof_scenario() {
 
 scenario() {
     local run=$1
-    [ "$run" != spoof ] || { spoof_scenario; return; }
+    case $run in spoof|spoof-kwin) spoof_scenario "$run"; return ;; esac
     fresh_work "$work"
 
     if [ "$run" = kwin ]; then

@@ -48,6 +48,10 @@ struct kbd_sd_bus {
     int (*get_fd)(sd_bus *);
     int (*get_events)(sd_bus *);
     int (*get_timeout)(sd_bus *, uint64_t *);
+    /* Method calls to the watch (KWin's script) and their replies. */
+    int (*get_unique_name)(sd_bus *, const char **);
+    int (*message_is_method_call)(sd_bus_message *, const char *, const char *);
+    int (*reply_method_return)(sd_bus_message *, const char *, ...);
 };
 
 /* Loads libsystemd once; 0 on success, -ENOENT when it is not installed. */
@@ -85,7 +89,11 @@ static inline int kbd_sd_bus_load(struct kbd_sd_bus *f) {
     f->get_fd = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_fd");
     f->get_events = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_events");
     f->get_timeout = (int (*)(sd_bus *, uint64_t *))dlsym(lib, "sd_bus_get_timeout");
-    if (!f->call_method_async || !f->message_is_method_error || !f->get_fd || !f->get_events || !f->get_timeout) {
+    f->get_unique_name = (int (*)(sd_bus *, const char **))dlsym(lib, "sd_bus_get_unique_name");
+    f->message_is_method_call = (int (*)(sd_bus_message *, const char *, const char *))dlsym(lib, "sd_bus_message_is_method_call");
+    f->reply_method_return = (int (*)(sd_bus_message *, const char *, ...))dlsym(lib, "sd_bus_reply_method_return");
+    if (!f->call_method_async || !f->message_is_method_error || !f->get_fd || !f->get_events || !f->get_timeout ||
+        !f->get_unique_name || !f->message_is_method_call || !f->reply_method_return) {
         f->open_user = 0;
         return -ENOSYS;
     }
@@ -165,6 +173,12 @@ static inline int kbd_bus_call_uint32(const struct kbd_sd_bus *f, sd_bus *bus, c
     r = f->message_read(reply, "u", out);
     f->message_unref(reply);
     return r;
+}
+
+/* A method without arguments and without a reply value. */
+static inline int kbd_bus_call_noarg(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                     const char *member, sd_bus_error *error) {
+    return f->call_method(bus, dest, path, iface, member, error, NULL, "");
 }
 
 /* A method with one string argument whose reply is one uint32 (GetConnectionUnixProcessID). */
@@ -308,10 +322,11 @@ static inline int kbd_bus_step(const struct kbd_sd_bus *f, sd_bus *bus, sd_bus_m
 }
 
 /* Waits until the connection has something to process, its next timeout (an unanswered
- * question) passes, or other_fd (when >= 0) is readable; no timeout when nothing is asked.
- * *other_ready says whether other_fd is readable. 0, or a negative errno. */
-static inline int kbd_bus_wait_with(const struct kbd_sd_bus *f, sd_bus *bus, int other_fd, int *other_ready) {
-    struct pollfd p[2];
+ * question) passes, or one of others[0..<count] (at most 2; -1 is skipped) is readable; no
+ * timeout when nothing is asked. Bit i of *ready says whether others[i] is readable.
+ * 0, or a negative errno. */
+static inline int kbd_bus_wait_with(const struct kbd_sd_bus *f, sd_bus *bus, const int *others, int count, int *ready) {
+    struct pollfd p[3];
     int fd = f->get_fd(bus);
     int events = f->get_events(bus);
     if (fd < 0) return fd;
@@ -324,13 +339,74 @@ static inline int kbd_bus_wait_with(const struct kbd_sd_bus *f, sd_bus *bus, int
         uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
         timeout = until <= now ? 0 : (int)((until - now + 999) / 1000);
     }
+    if (count > 2) count = 2;
     p[0].fd = fd; p[0].events = (short)events; p[0].revents = 0;
-    p[1].fd = other_fd; p[1].events = POLLIN; p[1].revents = 0;
-    *other_ready = 0;
-    int r = poll(p, other_fd >= 0 ? 2 : 1, timeout);
+    for (int i = 0; i < count; i++) { p[1 + i].fd = others[i]; p[1 + i].events = POLLIN; p[1 + i].revents = 0; }
+    *ready = 0;
+    int r = poll(p, (nfds_t)(1 + count), timeout);
     if (r < 0) return errno == EINTR ? 0 : -errno;
-    *other_ready = other_fd >= 0 && p[1].revents != 0;
+    for (int i = 0; i < count; i++) if (others[i] >= 0 && p[1 + i].revents != 0) *ready |= 1 << i;
     return 0;
+}
+
+/* This connection's unique name (":1.42"), copied into out. */
+static inline int kbd_bus_unique_name(const struct kbd_sd_bus *f, sd_bus *bus, char *out, size_t size) {
+    const char *name = NULL;
+    int r = f->get_unique_name(bus, &name);
+    if (r < 0) return r;
+    size_t n = strlen(name);
+    if (n >= size) return -ENAMETOOLONG;
+    memcpy(out, name, n + 1);
+    return 0;
+}
+
+/* A method call to this connection: its header, and its argument when it is one int32
+ * (KWin's script: the active window's pid). 1 when m is a method call (it is answered with an
+ * empty return), 0 when not. */
+struct kbd_bus_call_fields {
+    const char *sender, *path, *interface, *member;
+    int32_t value;
+    int32_t has_value;
+};
+static inline int kbd_bus_read_call(const struct kbd_sd_bus *f, sd_bus_message *m, struct kbd_bus_call_fields *out) {
+    if (f->message_is_method_call(m, NULL, NULL) <= 0) return 0;
+    out->sender = f->message_get_sender(m);
+    out->path = f->message_get_path(m);
+    out->interface = f->message_get_interface(m);
+    out->member = f->message_get_member(m);
+    const char *sig = f->message_get_signature(m, 1);
+    out->has_value = sig && strcmp(sig, "i") == 0 && f->message_read(m, "i", &out->value) > 0;
+    f->reply_method_return(m, "");
+    return 1;
+}
+
+/* A method with one string argument whose reply is one string (GetNameOwner), copied into out. */
+static inline int kbd_bus_call_string_arg_string(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                                 const char *member, const char *value, char *out, size_t size, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    const char *answer = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "s", value);
+    if (r < 0) return r;
+    r = f->message_read(reply, "s", &answer);
+    if (r >= 0 && size > 0) {
+        size_t n = strlen(answer);
+        if (n >= size) n = size - 1;
+        memcpy(out, answer, n);
+        out[n] = 0;
+    }
+    f->message_unref(reply);
+    return r;
+}
+
+/* A method with two string arguments whose reply is one int32 (KWin's loadScript). */
+static inline int kbd_bus_call_strings_int32(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                             const char *member, const char *a, const char *b, int32_t *out, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "ss", a, b);
+    if (r < 0) return r;
+    r = f->message_read(reply, "i", out);
+    f->message_unref(reply);
+    return r;
 }
 
 /* Reads a reply of AT-SPI object references, a(so), into out as "name path\n" lines

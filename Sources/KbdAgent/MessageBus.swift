@@ -155,11 +155,23 @@ final class MessageBus {
         guard r >= 0 else { throw Failure(operation: "\(interface).\(member)", message: String(cString: strerror(-r))) }
     }
 
-    /// Processes what is there without waiting: the signals the matches asked for and the
-    /// answers that came (or whose time passed); throws when the connection ended.
-    func step() throws(Failure) -> (signals: [Signal], answers: [Answer]) {
+    /// A method call to this connection (answered at once with an empty return).
+    struct Call {
+        var sender: String
+        var path: String
+        var interface: String
+        var member: String
+        /// Its argument when it is one int32.
+        var value: Int32?
+    }
+
+    /// Processes what is there without waiting: the signals the matches asked for, the
+    /// answers that came (or whose time passed) and the method calls to this connection;
+    /// throws when the connection ended.
+    func step() throws(Failure) -> (signals: [Signal], answers: [Answer], calls: [Call]) {
         var signals: [Signal] = []
         var out: [Answer] = []
+        var calls: [Call] = []
         while true {
             var m: OpaquePointer?
             let r = kbd_bus_step(&sd, bus, &m)
@@ -177,19 +189,63 @@ final class MessageBus {
             }
             if let m {
                 defer { _ = sd.message_unref(m) }
-                if let s = Self.signal(&sd, m) { signals.append(s) }
+                if let s = Self.signal(&sd, m) {
+                    signals.append(s)
+                } else {
+                    var fields = kbd_bus_call_fields()
+                    if kbd_bus_read_call(&sd, m, &fields) > 0 {
+                        func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+                        calls.append(Call(sender: text(fields.sender), path: text(fields.path), interface: text(fields.interface),
+                                          member: text(fields.member), value: fields.has_value != 0 ? fields.value : nil))
+                    }
+                }
             }
-            if r == 0 { return (signals, out) }
+            if r == 0 { return (signals, out, calls) }
         }
     }
 
     /// Waits until the bus has something for `step`, an unanswered question's time passed, or
-    /// `other` (>= 0) is readable (then true). Without questions it waits as long as it takes.
-    func wait(orReadable other: Int32) throws(Failure) -> Bool {
+    /// one of `others` (at most 2; -1 is skipped) is readable; which of them are. Without
+    /// questions it waits as long as it takes.
+    func wait(orReadable others: [Int32]) throws(Failure) -> [Bool] {
         var ready: Int32 = 0
-        let r = kbd_bus_wait_with(&sd, bus, other, &ready)
+        let r = others.withUnsafeBufferPointer { kbd_bus_wait_with(&sd, bus, $0.baseAddress, Int32($0.count), &ready) }
         guard r >= 0 else { throw Failure(operation: "bus", message: String(cString: strerror(-r))) }
-        return ready != 0
+        return others.indices.map { ready & (1 << $0) != 0 }
+    }
+
+    /// The descriptor to wait on for this connection (another bus's `wait` can watch it).
+    var fd: Int32 { sd.get_fd(bus) }
+
+    /// This connection's unique name (":1.42").
+    func uniqueName() throws(Failure) -> String {
+        var out = [CChar](repeating: 0, count: 256)
+        let r = kbd_bus_unique_name(&sd, bus, &out, out.count)
+        guard r >= 0 else { throw Failure(operation: "unique name", message: String(cString: strerror(-r))) }
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A method without arguments whose answer is not read.
+    func call(_ destination: String, _ path: String, _ interface: String, _ member: String) throws(Failure) {
+        var error = sd_bus_error()
+        try check(kbd_bus_call_noarg(&sd, bus, destination, path, interface, member, &error), &error, "\(interface).\(member)")
+    }
+
+    /// A method with one string argument that answers one string.
+    func callString(_ destination: String, _ path: String, _ interface: String, _ member: String, string value: String) throws(Failure) -> String {
+        var error = sd_bus_error()
+        var out = [CChar](repeating: 0, count: 1024)
+        try check(kbd_bus_call_string_arg_string(&sd, bus, destination, path, interface, member, value, &out, out.count, &error),
+                  &error, "\(interface).\(member)")
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A method with two string arguments that answers one int32.
+    func callInt32(_ destination: String, _ path: String, _ interface: String, _ member: String, _ a: String, _ b: String) throws(Failure) -> Int32 {
+        var error = sd_bus_error()
+        var out: Int32 = 0
+        try check(kbd_bus_call_strings_int32(&sd, bus, destination, path, interface, member, a, b, &out, &error), &error, "\(interface).\(member)")
+        return out
     }
 
     private static func signal(_ sd: inout kbd_sd_bus, _ m: OpaquePointer) -> Signal? {

@@ -100,8 +100,20 @@ package struct TextInputProducer {
         } catch {
             say("warning the accessibility registry did not take the event listener: \(error)")
         }
-        say("source the accessibility bus (AT-SPI focus events)")
-        var claims = FocusClaims(window: window)
+        // On KDE without a focus source, KWin names the focused window's process (a script).
+        var kwinWindow: KWinActiveWindow?
+        var start = window
+        if window == .unknown, Self.usesKWin(currentDesktop: currentDesktop), let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }),
+           runtime.hasPrefix("/") {
+            do {
+                kwinWindow = try KWinActiveWindow(session: session, runtimeDirectory: runtime)
+                start = .none  // until KWin says
+            } catch {
+                say("warning KWin does not say whose window has the focus (\(error)); every focus claim is checked on its object only")
+            }
+        }
+        say("source the accessibility bus (AT-SPI focus events\(kwinWindow != nil ? "; the focused window's process from KWin" : ""))")
+        var claims = FocusClaims(window: start)
         var kinds: [UInt64: FocusClaims.Question] = [:]
         func send(_ asks: [FocusClaims.Ask]) {
             for a in asks {
@@ -130,7 +142,12 @@ package struct TextInputProducer {
         var said: Bool?
         let lines = LineBuffer(maxLineBytes: 256)
         while true {
-            let (signals, answers) = try bus.step()
+            if kwinWindow != nil {
+                for call in try session.step().calls {
+                    if let now = kwinWindow?.window(call) { send(claims.windowChanged(now)) }
+                }
+            }
+            let (signals, answers, _) = try bus.step()
             for signal in signals {
                 if signal.member == "NameOwnerChanged" {
                     if signal.newOwner.isEmpty { claims.applicationGone(signal.detail) }
@@ -149,7 +166,8 @@ package struct TextInputProducer {
                 send(claims.answered(answer.tag, value))
             }
             if claims.textInput != said { said = claims.textInput; say(claims.textInput ? "1" : "0") }
-            guard try bus.wait(orReadable: input) else { continue }
+            let ready = try bus.wait(orReadable: [input, kwinWindow != nil ? session.fd : -1])
+            guard ready[0] else { continue }
             // The agent: whose window has the focus.
             switch lines.read(from: input, budget: 4096) {
             case .eof, .error: _exit(0)  // the agent is gone
@@ -158,7 +176,10 @@ package struct TextInputProducer {
             while true {
                 switch lines.nextLine() {
                 case .line(let bytes):
-                    if let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) { send(claims.windowChanged(window)) }
+                    // KWin's word wins over the agent's "unknown".
+                    if kwinWindow == nil, let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) {
+                        send(claims.windowChanged(window))
+                    }
                     continue
                 case .tooLong, .none: break
                 }
