@@ -12,7 +12,7 @@ import Glibc
 ///
 /// The script stays loaded until the next watch unloads it by name (the watch ends with a
 /// signal, not with a goodbye); a leftover one only calls a connection that is gone.
-struct KWinActiveWindow {
+package struct KWinActiveWindow {
     static let pluginName = "kbd-commandd-focus"
     static let path = "/org/kbd_commandd/Focus"
     static let interface = "org.kbd_commandd.Focus"
@@ -26,7 +26,7 @@ struct KWinActiveWindow {
 
     /// The script: KWin 6 names windows `windowActivated`/`activeWindow`, KWin 5
     /// `clientActivated`/`activeClient`.
-    static func script(destination: String) -> String {
+    package static func script(destination: String) -> String {
         """
         function send(w) { callDBus("\(destination)", "\(path)", "\(interface)", "\(member)", w ? w.pid : 0); }
         if (workspace.windowActivated) { workspace.windowActivated.connect(send); send(workspace.activeWindow); }
@@ -67,9 +67,15 @@ struct KWinActiveWindow {
     /// What a method call to the watch says: the focused window's application, or nil when it
     /// is not KWin's script calling.
     mutating func window(_ call: MessageBus.Call) -> FocusedApplication? {
-        guard call.sender == owner, call.path == Self.path, call.interface == Self.interface, call.member == Self.member,
-              let pid = call.value else { return nil }
+        guard let window = Self.window(owner: owner, sender: call.sender, path: call.path, interface: call.interface, member: call.member,
+                                       value: call.value) else { return nil }
         if let file { unlink(file); self.file = nil }
+        return window
+    }
+
+    /// What a call from `sender` says, when it is KWin's (`owner`) script calling.
+    package static func window(owner: String, sender: String, path: String, interface: String, member: String, value: Int32?) -> FocusedApplication? {
+        guard sender == owner, path == Self.path, interface == Self.interface, member == Self.member, let pid = value else { return nil }
         return pid > 0 ? .pid(pid) : FocusedApplication.none
     }
 }

@@ -282,6 +282,20 @@ import Testing
         #expect(!claims.textInput)
     }
 
+    /// KDE: the KWin script's calls name the active window's process; a call from any other
+    /// client of the session bus (which may call the same method) does not count.
+    @Test func kwinsScriptNamesTheFocusedProcess() {
+        let path = "/org/kbd_commandd/Focus", interface = "org.kbd_commandd.Focus"
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: path, interface: interface, member: "Window", value: 4242) == .pid(4242))
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: path, interface: interface, member: "Window", value: 0) == FocusedApplication.none)
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.9", path: path, interface: interface, member: "Window", value: 4242) == nil)
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: path, interface: interface, member: "Window", value: nil) == nil)
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: "/", interface: interface, member: "Window", value: 1) == nil)
+        // Both KWin 5's and KWin 6's names, and the watch's own connection as the destination.
+        let script = KWinActiveWindow.script(destination: ":1.42")
+        for word in ["clientActivated", "activeClient", "windowActivated", "activeWindow", "callDBus(\":1.42\""] { #expect(script.contains(word)) }
+    }
+
     /// The focused application says its object lost the focus while it was being checked.
     @Test func anUnfocusWhileCheckedEndsTheCheck() {
         var claims = FocusClaims(window: .pid(100))
