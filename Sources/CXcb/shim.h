@@ -109,6 +109,21 @@ static inline int kbd_xcb_open(struct kbd_xcb *x, const char *display, int *reas
     return x->get_file_descriptor(x->conn);
 }
 
+/* Connects to `display` for lookups only (no events selected: nothing ever queues): the
+ * _NET_WM_PID of i3's windows. 0, or -1 when it cannot. */
+static inline int kbd_xcb_open_lookups(struct kbd_xcb *x, const char *display) {
+    if (kbd_xcb_load(x) != 0) return -1;
+    int screen = 0;
+    x->conn = x->connect(display, &screen);
+    if (!x->conn || x->connection_has_error(x->conn)) {
+        if (x->conn) x->disconnect(x->conn);
+        x->conn = NULL;
+        return -1;
+    }
+    x->net_wm_pid = kbd_xcb_atom(x, "_NET_WM_PID");
+    return 0;
+}
+
 static inline void kbd_xcb_close(struct kbd_xcb *x) {
     if (x->conn) x->disconnect(x->conn);
     x->conn = NULL;

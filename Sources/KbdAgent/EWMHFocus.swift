@@ -66,3 +66,22 @@ package final class EWMHFocus: FocusSource {
         return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+/// The process of an X11 window (`_NET_WM_PID`, as its client set it), for a focus source
+/// that names X11 windows but not their processes (i3's IPC). A connection for lookups only:
+/// it selects no events, so it never wakes the agent.
+package final class X11WindowProcess {
+    private var x = kbd_xcb()
+
+    package init?(display: String) {
+        guard kbd_xcb_open_lookups(&x, display) == 0 else { return nil }
+    }
+
+    deinit { kbd_xcb_close(&x) }
+
+    /// The window's process, nil when its client did not say (or the window is gone).
+    package func pid(window: UInt32) -> Int32? {
+        let pid = kbd_xcb_pid(&x, window)
+        return pid > 0 && pid <= UInt32(Int32.max) ? Int32(pid) : nil
+    }
+}
