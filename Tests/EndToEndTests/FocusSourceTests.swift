@@ -329,6 +329,52 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         #expect(DesktopLayouts(layouts: [], described: false, active: 0).keymap(rules: nil).keymap == nil)
     }
 
+    /// More sources than xkb's 4 groups (GNOME allows them): the first and the active one.
+    @Test func moreThanFourLayoutsKeepTheFirstAndTheActive() {
+        let many = DesktopLayouts(layouts: ["us", "de", "fr", "ru", "ua"], described: false, active: 3)
+        #expect(many.keymap(rules: nil).keymap == ControlRequest.Keymap(layout: "us,ru", group: 1))
+        #expect(DesktopLayouts(layouts: ["us", "de", "fr", "ru", "ua"], described: false, active: 0).keymap(rules: nil).keymap
+                == ControlRequest.Keymap(layout: "us", group: 0))
+    }
+
+    /// GNOME's input sources: xkb sources in order (`de+nodeadkeys` is layout de, variant
+    /// nodeadkeys), the active one first in mru-sources (else `current`), input methods skipped.
+    @Test func gnomesInputSources() {
+        let sources = [("xkb", "us"), ("ibus", "anthy"), ("xkb", "de+nodeadkeys")].map { (type: $0.0, id: $0.1) }
+        let mru = [("xkb", "de+nodeadkeys"), ("xkb", "us")].map { (type: $0.0, id: $0.1) }
+        #expect(DesktopLayouts.gnome(sources: sources, mru: mru, current: 0, options: ["ctrl:nocaps"])
+                == DesktopLayouts(layouts: ["us", "de(nodeadkeys)"], described: false, options: "ctrl:nocaps", active: 1))
+        // No mru-sources (GNOME before 3.30, or never switched): the deprecated current index into sources.
+        #expect(DesktopLayouts.gnome(sources: sources, mru: [], current: 2, options: [])?.active == 1)
+        // An input method active: the first layout.
+        #expect(DesktopLayouts.gnome(sources: sources, mru: [(type: "ibus", id: "anthy")], current: 0, options: [])?.active == 0)
+        #expect(DesktopLayouts.gnome(sources: [(type: "ibus", id: "anthy")], mru: [], current: 0, options: []) == nil)
+        #expect(DesktopLayouts.gnome(sources: [], mru: [], current: 0, options: []) == nil)
+    }
+
+    /// KDE: the bus names the layouts; kxkbrc adds variants and options when its list is that one.
+    @Test func kdesLayoutsAndKxkbrc() {
+        let kxkbrc = "[$Version]\nupdate_info=kxkb.upd:remove-empty-lists\n\n[Layout]\nDisplayNames=,\nLayoutList=us,de\n"
+            + "Options=grp:alt_shift_toggle,ctrl:nocaps\nResetOldOptions=true\nUse=true\nVariantList=,nodeadkeys\n"
+        #expect(DesktopLayouts.kde(shortNames: ["us", "de"], active: 1, kxkbrc: kxkbrc)
+                == DesktopLayouts(layouts: ["us", "de(nodeadkeys)"], described: false, options: "grp:alt_shift_toggle,ctrl:nocaps", active: 1))
+        // kxkbrc lists other layouts than the ones in use: only the bus's names.
+        #expect(DesktopLayouts.kde(shortNames: ["fr"], active: 0, kxkbrc: kxkbrc)
+                == DesktopLayouts(layouts: ["fr"], described: false, active: 0))
+        #expect(DesktopLayouts.kde(shortNames: ["us", "de"], active: 7, kxkbrc: nil)?.active == 1)
+        #expect(DesktopLayouts.kde(shortNames: [], active: 0, kxkbrc: kxkbrc) == nil)
+    }
+
+    /// The lines of the keymap child.
+    @Test func keymapLinesRoundTrip() {
+        let layouts = DesktopLayouts(layouts: ["us", "de(nodeadkeys)"], described: false, options: "ctrl:nocaps", active: 1)
+        #expect(layouts.line == "layouts 1 ctrl:nocaps us de(nodeadkeys)")
+        #expect(DesktopLayouts(line: layouts.line[...]) == layouts)
+        #expect(DesktopLayouts(line: "layouts 0 - ru"[...]) == DesktopLayouts(layouts: ["ru"], described: false, active: 0))
+        #expect(DesktopLayouts(line: "layouts 2 - us de"[...]) == nil)
+        #expect(DesktopLayouts(line: "layouts x - us"[...]) == nil)
+    }
+
     @Test func kaccessrcStickyKeys() {
         #expect(DesktopStickyKeys.kaccessrc("[Bell]\nSystemBell=true\n\n[Keyboard]\nStickyKeys=true\nStickyKeysLatch=true\n"))
         #expect(!DesktopStickyKeys.kaccessrc("[Keyboard]\nStickyKeys=false\n"))
