@@ -17,7 +17,9 @@ import Glibc
 /// - KDE: `org.kde.keyboard` on the session bus (`/Layouts`, `org.kde.KeyboardLayouts`:
 ///   `getLayoutsList`, `getLayout`, the signals `layoutChanged` and `layoutListChanged`),
 ///   whoever owns the name (KWin on Wayland, kded on X11; NameOwnerChanged says when it
-///   comes and goes), with variants and options from `kxkbrc` (`DesktopLayouts.kde`).
+///   comes and goes), with variants and options from `kxkbrc` (`DesktopLayouts.kde`). KWin
+///   serves the name only while there are two layouts or more: without it, kxkbrc's single
+///   layout (when `Use=true`), read again on KDE's `reloadConfig` signal.
 ///
 /// Lines: `source NAME` once, then `layouts …` (`DesktopLayouts.line`) or `none` (the
 /// desktop names no layout) on every change, `warning MESSAGE`, and `error MESSAGE` before
@@ -196,6 +198,8 @@ struct DesktopKeymapProducer {
             bus = try MessageBus()
             try bus.addMatch("type='signal',path='\(Self.kdePath)',interface='\(Self.kdeInterface)'")
             try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.kdeService)'")
+            // What KDE's keyboard settings send after writing kxkbrc (KWin reloads it then).
+            try bus.addMatch("type='signal',path='\(Self.kdePath)',interface='org.kde.keyboard',member='reloadConfig'")
         } catch {
             return emit("error \(error)")
         }
@@ -216,14 +220,15 @@ struct DesktopKeymapProducer {
     }
 
     private func kdeLine(_ bus: MessageBus) -> String {
-        guard bus.hasOwner(Self.kdeService) else { return "none" }
+        var kxkbrc: String?
+        if let path = Self.kxkbrcPath(environment), let bytes = try? readWholeFile(path: path, limit: 1 << 20) {
+            kxkbrc = String(decoding: bytes, as: UTF8.self)
+        }
+        // KWin serves org.kde.keyboard only with two layouts or more: one layout is kxkbrc's.
+        guard bus.hasOwner(Self.kdeService) else { return kxkbrc.flatMap(DesktopLayouts.kde(kxkbrc:))?.line ?? "none" }
         do {
             let list = try bus.callStringTriples(Self.kdeService, Self.kdePath, Self.kdeInterface, "getLayoutsList")
             let active = try bus.callUInt32(Self.kdeService, Self.kdePath, Self.kdeInterface, "getLayout")
-            var kxkbrc: String?
-            if let path = Self.kxkbrcPath(environment), let bytes = try? readWholeFile(path: path, limit: 1 << 20) {
-                kxkbrc = String(decoding: bytes, as: UTF8.self)
-            }
             return DesktopLayouts.kde(shortNames: list.map { $0.first ?? "" }, active: Int(active), kxkbrc: kxkbrc)?.line ?? "none"
         } catch {
             emit("warning \(error)")

@@ -108,6 +108,17 @@ extension DesktopLayouts {
         return DesktopLayouts(layouts: layouts, described: false, options: options, active: min(max(0, active), names.count - 1))
     }
 
+    /// KDE without `org.kde.keyboard` on the bus (KWin serves it only with two layouts or
+    /// more): kxkbrc's layout when its `[Layout]` says `Use=true` (else KWin uses the system's
+    /// keyboard, as the service does on its own).
+    package static func kde(kxkbrc: String) -> DesktopLayouts? {
+        let entries = kconfigGroup(kxkbrc, "Layout")
+        guard ["true", "on", "yes", "1"].contains((entries["Use"] ?? "").lowercased()) else { return nil }
+        let names = (entries["LayoutList"] ?? "").split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmed }
+        guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty }) else { return nil }
+        return kde(shortNames: names, active: 0, kxkbrc: kxkbrc)
+    }
+
     /// The entries of one group of a KConfig file (`[Group]`, `Key=Value`; `Key[$i]`, an
     /// immutable entry, counts as `Key`; comments start with `#`).
     package static func kconfigGroup(_ text: String, _ wanted: String) -> [String: String] {

@@ -363,6 +363,11 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
                 == DesktopLayouts(layouts: ["fr"], described: false, active: 0))
         #expect(DesktopLayouts.kde(shortNames: ["us", "de"], active: 7, kxkbrc: nil)?.active == 1)
         #expect(DesktopLayouts.kde(shortNames: [], active: 0, kxkbrc: kxkbrc) == nil)
+        // No org.kde.keyboard (KWin with one layout): kxkbrc's, when Use=true.
+        #expect(DesktopLayouts.kde(kxkbrc: "[Layout]\nLayoutList=fr\nVariantList=bepo\nUse=true\n")
+                == DesktopLayouts(layouts: ["fr(bepo)"], described: false, active: 0))
+        #expect(DesktopLayouts.kde(kxkbrc: "[Layout]\nLayoutList=fr\nUse=false\n") == nil)
+        #expect(DesktopLayouts.kde(kxkbrc: "[Layout]\nUse=true\n") == nil)
     }
 
     /// The lines of the keymap child.
