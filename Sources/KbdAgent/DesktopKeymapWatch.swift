@@ -164,6 +164,14 @@ struct DesktopKeymapProducer {
         default:
             return emit("error \(Self.gnomeSchema) lacks sources, mru-sources, current or xkb-options (gsettings-desktop-schemas is too old)")
         }
+        // Without dconf's GIO module GIO falls back to a store of this process alone: the
+        // desktop's settings would never be seen.
+        var backend = [CChar](repeating: 0, count: 64)
+        kbd_gsettings_backend_name(&gio, &backend, backend.count)
+        if String(decoding: backend.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == "GMemorySettingsBackend",
+           environment["GSETTINGS_BACKEND"] != "memory" {
+            return emit("error GSettings has no backend but memory, so GNOME's settings cannot be read (install dconf-gsettings-backend)")
+        }
         emit("source GSettings \(Self.gnomeSchema)")
         var last = ""
         while true {

@@ -33,7 +33,6 @@ package final class HyprlandEvents: FocusSource {
     private var request: Int32 = -1
     private var answer: [UInt8] = []
     private var askAgain = false
-    private var rules: XkbRulesList??
     /// The main keyboard's layouts as of the last answer (nil: none yet, or no command socket).
     package private(set) var keyboardLayouts: DesktopLayouts?
     /// Why the last answer gave no layouts (the agent logs it).
@@ -173,19 +172,34 @@ package final class HyprlandEvents: FocusSource {
         }
     }
 
+    /// Hyprland writes `"active_layout_index": none` (not JSON) for a keyboard without a
+    /// keymap: the text with `null` there.
+    static func nullForNone(_ bytes: [UInt8]) -> String {
+        let none = Array("\"active_layout_index\": none".utf8)
+        let null = Array("\"active_layout_index\": null".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == none[0], i + none.count <= bytes.count, bytes[i..<(i + none.count)].elementsEqual(none) {
+                out += null
+                i += none.count
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     private func takeAnswer(_ bytes: [UInt8]) {
-        // Hyprland writes `"active_layout_index": none` for a keyboard without a keymap.
-        var text = String(decoding: bytes, as: UTF8.self)
-        text = text.replacing("\"active_layout_index\": none", with: "\"active_layout_index\": null")
         let devices: JSONValue
-        do { devices = try JSONValue.parse(text) } catch {
+        do { devices = try JSONValue.parse(Self.nullForNone(bytes)) } catch {
             layoutProblem = "j/devices answered JSON that does not parse (\(error))"
             return
         }
-        guard let layouts = DesktopLayouts.hyprland(devices: devices, rules: { [self] in
-            if rules == nil { rules = .some(XkbRulesList.load(rules: nil)) }
-            return rules ?? nil
-        }) else {
+        // The rules list is read only for a Hyprland without active_layout_index, and not kept.
+        guard let layouts = DesktopLayouts.hyprland(devices: devices, rules: { XkbRulesList.load(rules: nil) }) else {
             layoutProblem = "j/devices names no keyboard with layouts"
             keyboardLayouts = nil
             return

@@ -167,8 +167,9 @@ struct DesktopKeymapEndToEndTests {
     // MARK: - Hyprland
 
     static func devices(layout: String, variant: String, options: String = "", index: Int?, keymap: String) -> String {
-        // The shape of Hyprland's devicesRequest (hyprctl devices -j): a non-main virtual
-        // keyboard first, then the main one; `active_layout_index` only from Hyprland 0.42.
+        // The shape of Hyprland's devicesRequest (hyprctl devices -j): a non-main keyboard
+        // first, then the main one; `active_layout_index` only from Hyprland 0.42, and there
+        // `none` (not JSON) for a keyboard without a keymap.
         """
         {
         "mice": [],
@@ -177,8 +178,8 @@ struct DesktopKeymapEndToEndTests {
                 "address": "0x55c4f6a0c2b0",
                 "name": "power-button",
                 "rules": "", "model": "", "layout": "us", "variant": "", "options": "",
-                \(index == nil ? "" : "\"active_layout_index\": 0,")
-                "active_keymap": "English (US)",
+                \(index == nil ? "" : "\"active_layout_index\": none,")
+                "active_keymap": "none",
                 "capsLock": false, "numLock": false,
                 "main": false
             },
