@@ -285,6 +285,42 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         #expect(throws: FocusSourceError.self) { _ = try source.read() }
     }
 
+    /// Issue 26: the layouts come from the command socket beside the event socket
+    /// (`j/devices`), asked at start and after `activelayout>>`; an answer that is not JSON
+    /// leaves no layouts and says why, and the event socket goes on.
+    @Test func theCommandSocketsAnswerGivesTheLayouts() throws {
+        let events = FakeWindowManager(name: ".socket2.sock")
+        let commandPath = events.directory + "/.socket.sock"
+        let commands = try UnixSocketAddress.streamSocket()
+        try UnixSocketAddress(path: commandPath).bind(commands)
+        listen(commands, 4)
+        defer { close(commands); unlink(commandPath) }
+        #expect(HyprlandEvents.commandSocketPath(eventSocket: events.path) == commandPath)
+        func answer(_ text: String) {
+            let c = accept(commands, nil, nil)
+            var request = [UInt8](repeating: 0, count: 64)
+            let n = request.withUnsafeMutableBytes { Glibc.read(c, $0.baseAddress, $0.count) }
+            #expect(n > 0 && String(decoding: request[0..<n], as: UTF8.self) == "j/devices")
+            _ = Array(text.utf8).withUnsafeBytes { send(c, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(c)
+        }
+        let source = try HyprlandEvents(path: events.path)
+        events.accept()
+        answer("ok")  // what a Hyprland that does not know the request says
+        #expect(readable(source.fd))
+        #expect(try source.read() == nil)
+        #expect(source.keyboardLayouts == nil)
+        #expect(source.layoutProblem?.hasPrefix("j/devices answered JSON that does not parse") == true, "\(source.layoutProblem ?? "")")
+        events.write(Array("activelayout>>at-translated-set-2-keyboard,Russian\n".utf8))
+        #expect(readable(source.fd))
+        #expect(try source.read() == nil)
+        answer(#"{"keyboards": [{"name": "at-translated-set-2-keyboard", "layout": "us,ru", "variant": "", "options": "grp:alt_shift_toggle", "active_layout_index": 1, "active_keymap": "Russian", "main": true}]}"#)
+        #expect(readable(source.fd))
+        #expect(try source.read() == nil)
+        #expect(source.keyboardLayouts == DesktopLayouts(layouts: ["us", "ru"], described: false, options: "grp:alt_shift_toggle", active: 1))
+        #expect(source.layoutProblem == nil)
+    }
+
     @Test func theSessionPicksItsSourceFromTheEnvironment() throws {
         // $XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock
         let server = FakeWindowManager(name: ".socket2.sock", under: "hypr/v0.41_1718000000_abcdef")
