@@ -503,7 +503,9 @@ final class AgentLoop {
             if let problem = saidLayoutProblem { logger.warning("keymap: Hyprland: \(problem)") }
         }
         if let layouts = focus?.keyboardLayouts ?? watchedLayouts {
-            if let resolved = resolvedLayouts, resolved.layouts.layouts == layouts.layouts, resolved.layouts.options == layouts.options {
+            // A switch keeps the names (more layouts than xkb's groups are cut around the active one).
+            if let resolved = resolvedLayouts, resolved.layouts.layouts == layouts.layouts, resolved.layouts.options == layouts.options,
+               layouts.layouts.count <= ControlRequest.Keymap.maxLayouts {
                 keymap = resolved.keymap
                 keymap?.group = min(layouts.active, max(0, layouts.layouts.count - 1))
             } else {

@@ -117,6 +117,14 @@ struct DesktopKeymapEndToEndTests {
         return nil
     }
 
+    /// Whether the agent's `set_keymap`s reach `expected` (others before it are skipped).
+    static func keymap(_ agent: Connection, becomes expected: String) -> Bool {
+        while let line = nextKeymap(agent) {
+            if line == expected { return true }
+        }
+        return false
+    }
+
     static let agentConfig = "[osk]\nbackend = \"none\"\n\n[text_input]\nsource = \"none\"\n"
 
     /// Starts a real agent against this test's socket; the connection it made.
@@ -161,6 +169,14 @@ struct DesktopKeymapEndToEndTests {
         // No xkb source left: GNOME uses the system's keyboard; the service its own keymap.
         gsettings("sources", "[]")
         #expect(Self.nextKeymap(service) == #"{"request":"set_keymap"}"#, "\(agent.stderr)")
+        // More sources than xkb's 4 groups: the first and the active one, at every switch.
+        gsettings("sources", "[('xkb', 'us'), ('xkb', 'de'), ('xkb', 'fr'), ('xkb', 'ru'), ('xkb', 'ua')]")
+        gsettings("mru-sources", "[('xkb', 'ru'), ('xkb', 'us')]")
+        // (The sources' own change may come first, with `us` active: layout us alone.)
+        #expect(Self.keymap(service, becomes: #"{"request":"set_keymap","layout":"us,ru","options":"ctrl:nocaps,compose:ralt","group":1}"#),
+                "\(agent.stderr)")
+        gsettings("mru-sources", "[('xkb', 'ua'), ('xkb', 'ru'), ('xkb', 'us')]")
+        #expect(Self.nextKeymap(service) == #"{"request":"set_keymap","layout":"us,ua","options":"ctrl:nocaps,compose:ralt","group":1}"#, "\(agent.stderr)")
         #expect(agent.stderr.contains("keymap: follows GNOME's input sources"))
     }
 
