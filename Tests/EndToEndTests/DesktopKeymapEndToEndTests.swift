@@ -148,6 +148,7 @@ struct DesktopKeymapEndToEndTests {
         let environment = ["LANG": "C.UTF-8", "HOME": scratch.path, "XDG_RUNTIME_DIR": scratch.path, "PATH": "/usr/bin:/bin",
                            "XDG_CONFIG_HOME": scratch.path + "/config", "XDG_DATA_DIRS": "/usr/share",
                            "GSETTINGS_BACKEND": "keyfile", "XDG_CURRENT_DESKTOP": "GNOME"]
+        try #require(access("/usr/bin/gsettings", X_OK) == 0, "needs the gsettings tool (libglib2.0-bin; scripts/install-deps)")
         func gsettings(_ key: String, _ value: String) {
             #expect(Self.run(["/usr/bin/gsettings", "set", "org.gnome.desktop.input-sources", key, value], environment: environment) == 0)
         }
