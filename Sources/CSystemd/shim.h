@@ -440,6 +440,33 @@ static inline int kbd_bus_call_objects(const struct kbd_sd_bus *f, sd_bus *bus, 
     return kbd_bus_read_objects(f, reply, out, size);
 }
 
+/* A method without arguments that answers a(sss) (KDE's getLayoutsList: short name,
+ * display name, long name), into out as "a\tb\tc\n" lines (as many as fit). */
+static inline int kbd_bus_call_string_triples(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                              const char *member, char *out, size_t size, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    size_t used = 0;
+    if (size) out[0] = 0;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "");
+    if (r < 0) return r;
+    r = f->message_enter_container(reply, 'a', "(sss)");
+    while (r > 0) {
+        const char *v[3] = {NULL, NULL, NULL};
+        r = f->message_read(reply, "(sss)", &v[0], &v[1], &v[2]);
+        if (r <= 0) break;
+        size_t need = strlen(v[0]) + strlen(v[1]) + strlen(v[2]) + 3;
+        if (used + need + 1 > size) break;
+        for (int i = 0; i < 3; i++) {
+            memcpy(out + used, v[i], strlen(v[i]));
+            used += strlen(v[i]);
+            out[used++] = i < 2 ? '\t' : '\n';
+        }
+        out[used] = 0;
+    }
+    f->message_unref(reply);
+    return r < 0 ? r : 0;
+}
+
 /* What a signal says, as far as the agent's watchers read it (pointers into the message:
  * valid until it is unreferenced). */
 struct kbd_bus_signal_fields {

@@ -117,6 +117,16 @@ final class MessageBus {
         return Array(words.prefix(count))
     }
 
+    /// A method without arguments that answers a(sss) (at most 16 KiB of them).
+    func callStringTriples(_ destination: String, _ path: String, _ interface: String, _ member: String) throws(Failure) -> [[String]] {
+        var error = sd_bus_error()
+        var out = [CChar](repeating: 0, count: 16384)
+        try check(kbd_bus_call_string_triples(&sd, bus, destination, path, interface, member, &out, out.count, &error),
+                  &error, "\(interface).\(member)")
+        let text = String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+    }
+
     /// An object reference: an application's bus name and an object path.
     struct ObjectReference: Equatable {
         var name: String
