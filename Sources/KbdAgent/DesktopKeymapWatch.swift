@@ -39,9 +39,8 @@ final class DesktopKeymapWatch {
     }
 
     let desktop: Desktop
-    let fd: Int32
-    private let pid: pid_t
-    private let lines = LineBuffer(maxLineBytes: 4096)
+    private let child: WatchChild
+    var fd: Int32 { child.fd }
 
     /// Which desktop's layouts the session has, by `XDG_CURRENT_DESKTOP` (nil: neither).
     static func desktop(_ environment: [String: String]) -> Desktop? {
@@ -56,52 +55,15 @@ final class DesktopKeymapWatch {
     /// bus variables from it).
     init(desktop: Desktop, environment: [String: String]) throws(FocusSourceError) {
         self.desktop = desktop
-        var fds: [Int32] = [-1, -1]
-        guard kbd_pipe2(&fds, Int32(O_CLOEXEC)) == 0 else { throw FocusSourceError(message: SystemError(operation: "pipe2", errno: errno).message) }
-        let parent = getpid()
-        let pid = fork()
-        if pid == 0 {
-            // Nothing of the agent's stays open here: only the pipe to the agent.
-            let output = kbd_close_inherited(fds[1])
-            _ = kbd_prctl_pdeathsig(SIGTERM)
-            if getppid() != parent { _exit(0) }
-            var set = sigset_t()
-            sigemptyset(&set)
-            sigaddset(&set, SIGTERM)
-            sigprocmask(SIG_UNBLOCK, &set, nil)
-            signal(SIGPIPE, SIG_DFL)
+        child = try WatchChild(input: false) { output in
             DesktopKeymapProducer(output: output, environment: environment).run(desktop)
-            _exit(0)
         }
-        close(fds[1])
-        guard pid > 0 else {
-            close(fds[0])
-            throw FocusSourceError(message: SystemError(operation: "fork", errno: errno).message)
-        }
-        self.pid = pid
-        fd = fds[0]
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    }
-
-    deinit {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        close(fd)
     }
 
     /// The lines that arrived; `ended` when the child closed the pipe (it exited).
     func read() -> (lines: [Line], ended: Bool) {
-        var out: [Line] = []
-        var ended = false
-        switch lines.read(from: fd, budget: 65536) {
-        case .bytes, .again: break
-        case .eof, .error: ended = true
-        }
-        while case .line(let bytes) = lines.nextLine() {
-            out.append(Self.line(String(decoding: bytes, as: UTF8.self)))
-        }
-        return (out, ended)
+        let (texts, ended) = child.read()
+        return (texts.map(Self.line), ended)
     }
 
     static func line(_ text: String) -> Line {
