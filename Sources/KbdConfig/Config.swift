@@ -29,6 +29,10 @@ public struct Config: Sendable {
     public var textInputSource: TextInputSource = .auto
     /// `[accessibility] sticky_keys`: a modifier tapped alone latches for the next key (twice: locks).
     public var stickyKeys = false
+    /// `[hud]`: when the discoverability HUD shows.
+    public var hud = HudSettings()
+    /// Where `[hud] sequence_delay_ms` is, for its warning.
+    public var hudSequenceDelayLocation: SourceLocation? = nil
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {
