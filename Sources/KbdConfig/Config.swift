@@ -29,6 +29,14 @@ public struct Config: Sendable {
     public var textInputSource: TextInputSource = .auto
     /// `[accessibility] sticky_keys`: a modifier tapped alone latches for the next key (twice: locks).
     public var stickyKeys = false
+    /// `[hud]`: when the discoverability HUD shows.
+    public var hud = HudSettings()
+    /// Whether a `[hud]` key is set.
+    public var hudConfigured = false
+    /// Where `[hud]` is (the first file that has one), for messages about it.
+    public var hudLocation: SourceLocation? = nil
+    /// Where `[hud] sequence_delay_ms` is, for its warning.
+    public var hudSequenceDelayLocation: SourceLocation? = nil
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {

@@ -15,6 +15,11 @@ struct ConfigDraft {
     var osk = OnScreenKeyboardSettings()
     var textInputSource = TextInputSource.auto
     var stickyKeys = false
+    var hud = HudSettings()
+    /// A `[hud]` key is set (check then says what the HUD does).
+    var hudConfigured = false
+    /// Where `[hud] sequence_delay_ms` is, for its warning.
+    var hudSequenceDelayLocation: SourceLocation?
 
     init() {}
 
@@ -28,6 +33,9 @@ struct ConfigDraft {
         osk = c.osk
         textInputSource = c.textInputSource
         stickyKeys = c.stickyKeys
+        hud = c.hud
+        hudConfigured = c.hudConfigured
+        hudSequenceDelayLocation = c.hudSequenceDelayLocation
     }
 
     /// Moves what the keys set into `config` (whose table already has the sequence timeout).
@@ -39,6 +47,9 @@ struct ConfigDraft {
         config.osk = osk
         config.textInputSource = textInputSource
         config.stickyKeys = stickyKeys
+        config.hud = hud
+        config.hudConfigured = hudConfigured
+        config.hudSequenceDelayLocation = hudSequenceDelayLocation
     }
 }
 
@@ -113,7 +124,51 @@ extension ConfigLoader {
                       d.stickyKeys = b
                       return nil
                   }, merge: { $0.stickyKeys = $1.stickyKeys }),
+        ConfigKey(section: "hud", name: "enabled", doc: "the discoverability HUD shows at all (hold, action = \"hud\", pending sequences)",
+                  read: { value, _, _, d in
+                      guard case .boolean(let b) = value else { return "hud.enabled: expected true or false, found \(value.kindDescription)" }
+                      d.hud.enabled = b
+                      d.hudConfigured = true
+                      return nil
+                  }, merge: { $0.hud.enabled = $1.hud.enabled; $0.hudConfigured = true }),
+        ConfigKey(section: "hud", name: "hold", doc: "the modifier held alone to show the HUD: Ctrl, Alt, Shift, Super or AltGr",
+                  read: { value, _, _, d in
+                      let names = HudSettings.HoldModifier.allCases.map(\.rawValue)
+                      if case .string(let name) = value, let m = ModifierSet(name: name),
+                         let hold = HudSettings.HoldModifier.allCases.first(where: { ModifierSet(name: $0.rawValue) == m }) {
+                          d.hud.hold = hold
+                          d.hudConfigured = true
+                          return nil
+                      }
+                      let found = if case .string(let name) = value { "'\(name)'\(hint(name, ModifierSet.allNames))" } else { value.kindDescription }
+                      return "hud.hold: expected one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")), found \(found)"
+                  }, merge: { $0.hud.hold = $1.hud.hold; $0.hudConfigured = true }),
+        ConfigKey(section: "hud", name: "delay_ms", doc: "how long the hold modifier is held alone before the HUD shows (ms)",
+                  read: { value, _, _, d in
+                      guard case .integer(let v) = value, v >= 100, v <= 10_000 else {
+                          return "hud.delay_ms: expected an integer from 100 to 10000 (default \(HudSettings.defaultDelayMilliseconds)), found \(numberOrKind(value))"
+                      }
+                      d.hud.delayMilliseconds = Int(v)
+                      d.hudConfigured = true
+                      return nil
+                  }, merge: { $0.hud.delayMilliseconds = $1.hud.delayMilliseconds; $0.hudConfigured = true }),
+        ConfigKey(section: "hud", name: "sequence_delay_ms", doc: "how long a sequence prefix waits before the HUD shows what can follow it (ms)",
+                  read: { value, line, path, d in
+                      guard case .integer(let v) = value, v >= 0, v <= 60_000 else {
+                          return "hud.sequence_delay_ms: expected an integer from 0 to 60000 (default \(HudSettings.defaultSequenceDelayMilliseconds)), found \(numberOrKind(value))"
+                      }
+                      d.hud.sequenceDelayMilliseconds = Int(v)
+                      d.hudConfigured = true
+                      d.hudSequenceDelayLocation = SourceLocation(path: path, line: line)
+                      return nil
+                  }, merge: { $0.hud.sequenceDelayMilliseconds = $1.hud.sequenceDelayMilliseconds; $0.hudSequenceDelayLocation = $1.hudSequenceDelayLocation; $0.hudConfigured = true }),
     ]
+
+    /// `5` for an integer, else what the value is (`a string`).
+    static func numberOrKind(_ value: TOMLValue) -> String {
+        if case .integer(let v) = value { return String(v) }
+        return value.kindDescription
+    }
 
     /// [keymap]: strings, checked together once the section is read (ConfigLoader.interpret).
     static let keymapKeys: [ConfigKey] = [
@@ -148,7 +203,7 @@ extension ConfigLoader {
     }
 
     /// The sections made of the keys above, in the order they are read.
-    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility"]
+    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "hud"]
 
     /// Reads one keyed section's table into the draft: each key through its entry, an unknown
     /// key with the nearest names.

@@ -64,7 +64,7 @@ struct ControlSocketTests {
         let h = try DaemonHarness()
         let c = try SocketClient(path: h.socketPath)
         #expect(exchange(h, c, #"{"request":"subscribe","events":["attach","presence","chord","command"]}"#)
-                == [#"{"reply":"subscribe","ok":true,"events":["attach","chord","command","presence"],"hardware_keyboard":false,"protocol":1,"reason":"no keyboard","started":1000}"#])
+                == [#"{"reply":"subscribe","ok":true,"events":["attach","chord","command","presence"],"hardware_keyboard":false,"protocol":2,"reason":"no keyboard","started":1000}"#])
         let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
         h.pump()
         h.type(kbd, [("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)])
@@ -99,7 +99,7 @@ struct ControlSocketTests {
 
     @Test(arguments: [
         ("garbage", #"{"reply":"error","ok":false,"error":"invalid JSON: line 1, column 1: expected a JSON value"}"#),
-        (#"{"request":"subscribe","events":["typing"]}"#, #"{"reply":"error","ok":false,"error":"subscribe: unknown event kind 'typing'; expected some of attach, chord, command, detach, dropped, geometry, key, presence, session"}"#),
+        (#"{"request":"subscribe","events":["typing"]}"#, #"{"reply":"error","ok":false,"error":"subscribe: unknown event kind 'typing'; expected some of attach, chord, command, detach, dropped, geometry, hud, key, presence, session, toolbar"}"#),
         (#"[1,2]"#, #"{"reply":"error","ok":false,"error":"expected a JSON object with a \"request\" field"}"#),
         (#"{"request":"set_text_input","active":"yes"}"#, #"{"reply":"error","ok":false,"error":"set_text_input: expected \"active\": true or false"}"#),
     ])
