@@ -59,6 +59,7 @@ let package = Package(
         .executable(name: "kbd-commandd", targets: ["kbd-commandd"]),
         .executable(name: "kbd-commandd-daemon", targets: ["kbd-commandd-daemon"]),
         .executable(name: "kbd-commandd-agent", targets: ["kbd-commandd-agent"]),
+        .executable(name: "kbd-commandd-bar", targets: ["kbd-commandd-bar"]),
         .library(name: "HardwareInput", targets: ["HardwareInput"]),
     ],
     dependencies: [
@@ -92,6 +93,14 @@ let package = Package(
             name: "CXcb",
             providers: [.apt(["libxcb1-dev"])]
         ),
+        // GTK 3 and gtk-layer-shell (pkg-config gtk-layer-shell-0): the shortcuts bar's toolkit,
+        // used by its C shim only (GTK's casts and signal macros stay in C).
+        .systemLibrary(
+            name: "CGtkLayerShell",
+            pkgConfig: "gtk-layer-shell-0",
+            providers: [.apt(["libgtk-layer-shell-dev", "libgtk-3-dev"])]
+        ),
+        .target(name: "CBarShim", dependencies: ["CGtkLayerShell"]),
         // The library, one target per room (see README "Module map"): arrows point one way,
         // and SwiftPM refuses a cycle. `HardwareInput` is the umbrella that re-exports them.
         .target(name: "KbdJSON", swiftSettings: hotPath),
@@ -149,6 +158,14 @@ let package = Package(
                            "KbdControl", "KbdDaemon", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // The shortcuts bar and HUD: what to show and when (pure), the connection; no toolkit.
+        .target(name: "KbdBar", dependencies: ["KbdControl", "KbdGeometry", "KbdJSON", "KbdPipeline"], swiftSettings: strict),
+        // `kbd-commandd bar` executes this: KbdBar drawn with GTK 3 + gtk-layer-shell (the shim).
+        .executableTarget(
+            name: "kbd-commandd-bar",
+            dependencies: ["KbdBar", "CBarShim", "KbdConfig", "KbdControl", "KbdService"],
+            swiftSettings: strict
+        ),
         // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).
         .executableTarget(
             name: "kbd-commandd-agent",
@@ -183,7 +200,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HardwareInputTests",
-            dependencies: ["HardwareInput", "KbdTestSupport"],
+            dependencies: ["HardwareInput", "KbdBar", "KbdTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
@@ -215,7 +232,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "KbdAgent", "KbdService", "xkb-reference", "kbd-fuzz", "kbd-bench",
+            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "kbd-commandd-bar", "KbdAgent", "KbdBar", "KbdService", "xkb-reference", "kbd-fuzz", "kbd-bench",
                            "HardwareInput", "KbdTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

@@ -29,6 +29,9 @@ public struct Config: Sendable {
     public var textInputSource: TextInputSource = .auto
     /// `[accessibility] sticky_keys`: a modifier tapped alone latches for the next key (twice: locks).
     public var stickyKeys = false
+    /// `[bar] enabled`: whether the session agent starts the shortcuts bar (kbd-commandd-bar);
+    /// nil: where the compositor supports layer-shell (the bar exits at once where it does not).
+    public var barEnabled: Bool? = nil
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {

@@ -15,6 +15,7 @@ struct ConfigDraft {
     var osk = OnScreenKeyboardSettings()
     var textInputSource = TextInputSource.auto
     var stickyKeys = false
+    var barEnabled: Bool?
 
     init() {}
 
@@ -28,6 +29,7 @@ struct ConfigDraft {
         osk = c.osk
         textInputSource = c.textInputSource
         stickyKeys = c.stickyKeys
+        barEnabled = c.barEnabled
     }
 
     /// Moves what the keys set into `config` (whose table already has the sequence timeout).
@@ -39,6 +41,7 @@ struct ConfigDraft {
         config.osk = osk
         config.textInputSource = textInputSource
         config.stickyKeys = stickyKeys
+        config.barEnabled = barEnabled
     }
 }
 
@@ -113,6 +116,12 @@ extension ConfigLoader {
                       d.stickyKeys = b
                       return nil
                   }, merge: { $0.stickyKeys = $1.stickyKeys }),
+        ConfigKey(section: "bar", name: "enabled", doc: "the agent starts the shortcuts bar and HUD (default: where the compositor has layer-shell)",
+                  read: { value, _, _, d in
+                      guard case .boolean(let b) = value else { return "bar.enabled: expected true or false, found \(value.kindDescription)" }
+                      d.barEnabled = b
+                      return nil
+                  }, merge: { $0.barEnabled = $1.barEnabled }),
     ]
 
     /// [keymap]: strings, checked together once the section is read (ConfigLoader.interpret).
@@ -148,7 +157,7 @@ extension ConfigLoader {
     }
 
     /// The sections made of the keys above, in the order they are read.
-    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility"]
+    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "bar"]
 
     /// Reads one keyed section's table into the draft: each key through its entry, an unknown
     /// key with the nearest names.
