@@ -17,11 +17,26 @@ public struct Command: Sendable, Hashable {
     public var run: [String]
     /// Where it was defined, for error messages.
     public var location: SourceLocation
+    /// The group the HUD and the bar show it under (`"Edit"`); nil: the last group, "Other".
+    public var group: String?
+    /// The title the HUD shows (UIKeyCommand's `discoverabilityTitle`); nil: `title`.
+    public var discoverabilityTitle: String?
+    /// What firing it does: run it (the default) or toggle the discoverability HUD.
+    public var action: Action
+
+    /// What a command does when it fires.
+    public enum Action: String, Sendable, Hashable, CaseIterable {
+        /// The usual: the command event, and `run` (or the agent that registered it) runs it.
+        case run
+        /// Toggle the discoverability HUD (trigger "chord"); nothing runs.
+        case hud
+    }
 
     public init(
         id: String, title: String, keys: [ChordKey], keysText: String? = nil, scope: String = CommandTable.globalScope,
         repeat: Bool = false, priorityOverTextInput: Bool = false, run: [String] = [],
-        location: SourceLocation = SourceLocation(path: "<memory>", line: 0)
+        location: SourceLocation = SourceLocation(path: "<memory>", line: 0),
+        group: String? = nil, discoverabilityTitle: String? = nil, action: Action = .run
     ) {
         self.id = id
         self.title = title
@@ -32,9 +47,14 @@ public struct Command: Sendable, Hashable {
         self.priorityOverTextInput = priorityOverTextInput
         self.run = run
         self.location = location
+        self.group = group
+        self.discoverabilityTitle = discoverabilityTitle
+        self.action = action
     }
 
     /// The chord string in canonical form (`Ctrl+X Ctrl+S`).
     public var chordText: String { keys.map(\.description).joined(separator: " ") }
     public var isSequence: Bool { keys.count > 1 }
+    /// The title the HUD shows: the discoverability title, else the title.
+    public var shownTitle: String { discoverabilityTitle ?? title }
 }

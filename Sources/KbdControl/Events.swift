@@ -1,5 +1,6 @@
 public import KbdJSON
 public import KbdPipeline
+public import KbdCommands
 
 /// An event line as a client reads it: `{"event":KIND,"time":SECONDS,...}`. The service
 /// writes events with `EventFormatter.json` (the per-event path, written for speed); this
@@ -24,6 +25,114 @@ public struct ControlEvent: Sendable, Equatable {
         /// The active session of `seat` changed hands: `active` says whether the reader's
         /// user now owns it (an agent); `uid` (operators' subscribers only) who does.
         case session(seat: String, active: Bool, uid: UInt32?)
+        /// The discoverability HUD shown (with what it shows) or hidden.
+        case hud(Hud)
+        /// What the shortcuts bar shows.
+        case toolbar(Toolbar)
+    }
+
+    /// One command as the HUD and the bar show it: `{"table","scope","id","title",
+    /// "discoverability_title","chord","shadowed","text_input_filtered"}`. `chord` is the whole
+    /// chord or sequence; `shadowed`: the same chord in a more specific scope of the chain wins
+    /// (or the system table's, for a user's command); `text_input_filtered`: it would not fire
+    /// now because text input is on.
+    public struct GroupedCommand: Sendable, Equatable {
+        public var table: CommandTableKind
+        public var scope: String
+        public var id: String
+        public var title: String
+        /// The title to show: the command's `discoverability_title`, else its `title`.
+        public var discoverabilityTitle: String
+        public var chord: String
+        public var shadowed: Bool
+        public var textInputFiltered: Bool
+
+        public init(table: CommandTableKind, scope: String, id: String, title: String, discoverabilityTitle: String? = nil, chord: String,
+                    shadowed: Bool = false, textInputFiltered: Bool = false) {
+            self.table = table
+            self.scope = scope
+            self.id = id
+            self.title = title
+            self.discoverabilityTitle = discoverabilityTitle ?? title
+            self.chord = chord
+            self.shadowed = shadowed
+            self.textInputFiltered = textInputFiltered
+        }
+
+        var jsonValue: JSONValue {
+            .object(JSONObject([("table", .string(table.rawValue)), ("scope", .string(scope)), ("id", .string(id)), ("title", .string(title)),
+                                ("discoverability_title", .string(discoverabilityTitle)), ("chord", .string(chord)),
+                                ("shadowed", .bool(shadowed)), ("text_input_filtered", .bool(textInputFiltered))]))
+        }
+
+        static func decode(_ node: JSONNode) throws(JSONDecodingError) -> GroupedCommand {
+            let o = try node.object()
+            let tableNode = try o.required("table")
+            guard let table = CommandTableKind(rawValue: try tableNode.string()) else { throw tableNode.error("expected \"system\" or \"user\"") }
+            let title = try o.required("title").string()
+            return GroupedCommand(table: table, scope: try o.required("scope").string(), id: try o.required("id").string(), title: title,
+                                  discoverabilityTitle: try o["discoverability_title"]?.string() ?? title, chord: try o.required("chord").string(),
+                                  shadowed: try o["shadowed"]?.bool() ?? false, textInputFiltered: try o["text_input_filtered"]?.bool() ?? false)
+        }
+    }
+
+    /// A group of commands: `{"title","commands"}`. Commands without a group are in the last
+    /// group, titled `Group.other`.
+    public struct Group: Sendable, Equatable {
+        public static let other = "Other"
+        public var title: String
+        public var commands: [GroupedCommand]
+        public init(title: String, commands: [GroupedCommand]) {
+            self.title = title
+            self.commands = commands
+        }
+
+        var jsonValue: JSONValue {
+            .object(JSONObject([("title", .string(title)), ("commands", .array(commands.map(\.jsonValue)))]))
+        }
+
+        static func decode(_ node: JSONNode) throws(JSONDecodingError) -> Group {
+            let o = try node.object()
+            var commands: [GroupedCommand] = []
+            for item in try o.required("commands").array() { commands.append(try GroupedCommand.decode(item)) }
+            return Group(title: try o.required("title").string(), commands: commands)
+        }
+    }
+
+    /// A `hud` event. Shown: `{"show":true,"trigger","pending","scopes","text_input","groups"}`
+    /// (`pending`: the pending sequence prefix for trigger `sequence`, else null; `scopes`: the
+    /// active chain, most specific first, global last). Hidden: `{"show":false,"trigger"}` only.
+    public struct Hud: Sendable, Equatable {
+        public var show: Bool
+        public var trigger: HudTrigger
+        public var pending: String?
+        public var scopes: [String]
+        public var textInput: Bool
+        public var groups: [Group]
+
+        public init(show: Bool, trigger: HudTrigger, pending: String? = nil, scopes: [String] = [], textInput: Bool = false, groups: [Group] = []) {
+            self.show = show
+            self.trigger = trigger
+            self.pending = pending
+            self.scopes = scopes
+            self.textInput = textInput
+            self.groups = groups
+        }
+
+        /// The HUD hidden (what it hides was shown for `trigger`).
+        public static func hidden(_ trigger: HudTrigger) -> Hud { Hud(show: false, trigger: trigger) }
+    }
+
+    /// A `toolbar` event: `{"scopes","text_input","groups"}`, what the bar shows as buttons.
+    public struct Toolbar: Sendable, Equatable {
+        public var scopes: [String]
+        public var textInput: Bool
+        public var groups: [Group]
+        public init(scopes: [String], textInput: Bool, groups: [Group]) {
+            self.scopes = scopes
+            self.textInput = textInput
+            self.groups = groups
+        }
     }
 
     public struct Key: Sendable, Equatable {
@@ -54,6 +163,8 @@ public struct ControlEvent: Sendable, Equatable {
         case .geometry: return .geometry
         case .dropped: return .dropped
         case .session: return .session
+        case .hud: return .hud
+        case .toolbar: return .toolbar
         }
     }
 
@@ -87,6 +198,16 @@ public struct ControlEvent: Sendable, Equatable {
         case .session(let seat, let active, let uid):
             put("seat", .string(seat)); put("active", .bool(active))
             if let uid { put("uid", .number(Double(uid))) }
+        case .hud(let hud):
+            put("show", .bool(hud.show)); put("trigger", .string(hud.trigger.rawValue))
+            if hud.show {
+                put("pending", hud.pending.map { .string($0) } ?? .null)
+                put("scopes", .array(hud.scopes.map { .string($0) })); put("text_input", .bool(hud.textInput))
+                put("groups", .array(hud.groups.map(\.jsonValue)))
+            }
+        case .toolbar(let bar):
+            put("scopes", .array(bar.scopes.map { .string($0) })); put("text_input", .bool(bar.textInput))
+            put("groups", .array(bar.groups.map(\.jsonValue)))
         }
         return JSONValue.object(o).serialized()
     }
@@ -106,6 +227,16 @@ public struct ControlEvent: Sendable, Equatable {
         guard let kind = PipelineEvent.Kind(rawValue: name) else { throw o.error("unknown event '\(name)'") }
         let time = try o.required("time").nonNegativeNumber()
         func string(_ key: String) throws(JSONDecodingError) -> String { try o.required(key).string() }
+        func strings(_ key: String) throws(JSONDecodingError) -> [String] {
+            var out: [String] = []
+            for item in try o.required(key).array() { out.append(try item.string()) }
+            return out
+        }
+        func groups() throws(JSONDecodingError) -> [Group] {
+            var out: [Group] = []
+            for item in try o.required("groups").array() { out.append(try Group.decode(item)) }
+            return out
+        }
         let payload: Payload
         switch kind {
         case .attach:
@@ -137,6 +268,19 @@ public struct ControlEvent: Sendable, Equatable {
             let uid = try o["uid"]?.nonNegativeInteger()
             if let uid, uid > Int(UInt32.max) { throw o.error("uid out of range") }
             payload = .session(seat: try string("seat"), active: try o.required("active").bool(), uid: uid.map { UInt32($0) })
+        case .hud:
+            let triggerNode = try o.required("trigger")
+            let name = try triggerNode.string()
+            guard let trigger = HudTrigger(rawValue: name) else {
+                throw triggerNode.error("unknown trigger '\(name)'; expected \(HudTrigger.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard try o.required("show").bool() else { payload = .hud(.hidden(trigger)); break }
+            var pending: String?
+            if let p = o["pending"], p.value != .null { pending = try p.string() }
+            payload = .hud(Hud(show: true, trigger: trigger, pending: pending, scopes: try strings("scopes"),
+                               textInput: try o.required("text_input").bool(), groups: try groups()))
+        case .toolbar:
+            payload = .toolbar(Toolbar(scopes: try strings("scopes"), textInput: try o.required("text_input").bool(), groups: try groups()))
         }
         return ControlEvent(time: time, payload: payload)
     }

@@ -1,5 +1,6 @@
 public import KbdJSON
 public import KbdPipeline
+public import KbdCommands
 // The wire, in one place: typed requests, replies and events, each of which encodes and
 // decodes itself. The service, the agent, the CLI, the bench and the fuzz targets all use
 // these; nothing else writes or reads a control line by hand.
@@ -7,7 +8,7 @@ public import KbdPipeline
 /// The control protocol's version, in the `subscribe` reply's `"protocol"` field. A change
 /// a client could notice (a field removed or retyped, a meaning changed) bumps it; added
 /// requests, replies, events and fields do not.
-public let controlProtocolVersion = 1
+public let controlProtocolVersion = 2
 
 /// A control-socket request: one JSON object per line with a `request` field.
 ///
@@ -22,6 +23,7 @@ public let controlProtocolVersion = 1
 ///     {"request":"set_keymap"}                       (withdrawn: the service's own keymap again)
 ///     {"request":"set_sticky_keys","enabled":true}
 ///     {"request":"set_sticky_keys"}                  (withdrawn: `[accessibility] sticky_keys` again)
+///     {"request":"run_command","id":"save","table":"system"}
 public enum ControlRequest: Sendable, Equatable {
     case subscribe(Set<PipelineEvent.Kind>)
     case setScopes([String])
@@ -37,6 +39,10 @@ public enum ControlRequest: Sendable, Equatable {
     case setKeymap(Keymap?)
     /// The desktop's own sticky-keys setting (GNOME, KDE); nil withdraws it.
     case setStickyKeys(Bool?)
+    /// Run a command as if its chord had been typed on a keyboard of the caller's seat (the
+    /// bar's buttons): a system command through the service's runner, a user command (the
+    /// caller's own uid's table) as the `command` event to the agent that registered it.
+    case runCommand(id: String, table: CommandTableKind)
 
     /// A desktop's keymap: xkb names and the active layout (group) index. `variant` and
     /// `options` nil: the desktop does not say (sway's IPC names layouts only); the service
@@ -106,16 +112,27 @@ public enum ControlRequest: Sendable, Equatable {
         public var scope: String?
         public var `repeat`: Bool
         public var priorityOverTextInput: Bool
-        public init(id: String, title: String? = nil, keys: String, scope: String? = nil, repeat: Bool = false, priorityOverTextInput: Bool = false) {
+        /// The HUD's and the bar's group (`"Edit"`); nil: "Other".
+        public var group: String?
+        /// The HUD's title; nil: `title`.
+        public var discoverabilityTitle: String?
+        /// `"hud"`: firing it toggles the HUD (the service does it; nothing is sent to the agent).
+        public var action: Command.Action
+        public init(id: String, title: String? = nil, keys: String, scope: String? = nil, repeat: Bool = false, priorityOverTextInput: Bool = false,
+                    group: String? = nil, discoverabilityTitle: String? = nil, action: Command.Action = .run) {
             self.id = id
             self.title = title
             self.keys = keys
             self.scope = scope
             self.repeat = `repeat`
             self.priorityOverTextInput = priorityOverTextInput
+            self.group = group
+            self.discoverabilityTitle = discoverabilityTitle
+            self.action = action
         }
 
-        /// `{"id","title"?,"keys","scope"?,"repeat"?,"priority_over_text_input"?}`: false flags left out.
+        /// `{"id","title"?,"keys","scope"?,"repeat"?,"priority_over_text_input"?,"group"?,"discoverability_title"?,"action"?}`:
+        /// false flags, absent strings and the default action left out.
         public var jsonValue: JSONValue {
             var o = JSONObject([("id", .string(id))])
             if let title { _ = o.updateValue(.string(title), forKey: "title") }
@@ -123,6 +140,9 @@ public enum ControlRequest: Sendable, Equatable {
             if let scope { _ = o.updateValue(.string(scope), forKey: "scope") }
             if `repeat` { _ = o.updateValue(.bool(true), forKey: "repeat") }
             if priorityOverTextInput { _ = o.updateValue(.bool(true), forKey: "priority_over_text_input") }
+            if let group { _ = o.updateValue(.string(group), forKey: "group") }
+            if let discoverabilityTitle { _ = o.updateValue(.string(discoverabilityTitle), forKey: "discoverability_title") }
+            if action != .run { _ = o.updateValue(.string(action.rawValue), forKey: "action") }
             return .object(o)
         }
     }
@@ -137,8 +157,9 @@ public enum ControlRequest: Sendable, Equatable {
     /// `--allow-key-events` as well.
     public static let eventKinds: Set<String> = Set(PipelineEvent.Kind.allCases.map(\.rawValue))
 
-    /// What `watch` subscribes to by default: every kind but `key` (typed text).
-    public static let defaultSubscription: Set<PipelineEvent.Kind> = Set(PipelineEvent.Kind.allCases.filter { $0 != .key })
+    /// What `watch` subscribes to by default: every kind but `key` (typed text) and the
+    /// bar's `hud` and `toolbar` (ask for them with `--events`).
+    public static let defaultSubscription: Set<PipelineEvent.Kind> = Set(PipelineEvent.Kind.allCases.filter { ![.key, .hud, .toolbar].contains($0) })
 
     /// The request's name, as its `request` field says it.
     public var name: String {
@@ -153,6 +174,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .register: return "register"
         case .setKeymap: return "set_keymap"
         case .setStickyKeys: return "set_sticky_keys"
+        case .runCommand: return "run_command"
         }
     }
 
@@ -175,6 +197,9 @@ public enum ControlRequest: Sendable, Equatable {
             for (key, value) in keymap?.fields ?? [] { _ = o.updateValue(value, forKey: key) }
         case .setStickyKeys(let enabled):
             if let enabled { _ = o.updateValue(.bool(enabled), forKey: "enabled") }
+        case .runCommand(let id, let table):
+            _ = o.updateValue(.string(id), forKey: "id")
+            _ = o.updateValue(.string(table.rawValue), forKey: "table")
         }
         return JSONValue.object(o).serialized()
     }
@@ -236,8 +261,23 @@ public enum ControlRequest: Sendable, Equatable {
                     default: throw ControlRequestError(message: "register: commands[\(i)].\(key): expected true or false")
                     }
                 }
+                func text(_ key: String) throws(ControlRequestError) -> String? {
+                    switch c[key] {
+                    case nil: return nil
+                    case .string(let s)?: return s
+                    default: throw ControlRequestError(message: "register: commands[\(i)].\(key): expected a string")
+                    }
+                }
+                var action = Command.Action.run
+                if let name = try text("action") {
+                    guard let a = Command.Action(rawValue: name) else {
+                        throw ControlRequestError(message: "register: commands[\(i)].action: expected \(Command.Action.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")), not \(JSONValue.quoted(name))")
+                    }
+                    action = a
+                }
                 specs.append(CommandSpec(id: id, title: c["title"]?.stringValue, keys: keys, scope: c["scope"]?.stringValue,
-                                         repeat: try flag("repeat"), priorityOverTextInput: try flag("priority_over_text_input")))
+                                         repeat: try flag("repeat"), priorityOverTextInput: try flag("priority_over_text_input"),
+                                         group: try text("group"), discoverabilityTitle: try text("discoverability_title"), action: action))
             }
             var timeout: Int?
             if let t = o["sequence_timeout_ms"] {
@@ -259,10 +299,22 @@ public enum ControlRequest: Sendable, Equatable {
             case .bool(let b)?: return .setStickyKeys(b)
             default: throw ControlRequestError(message: "set_sticky_keys: expected \"enabled\": true or false (or no field, to withdraw it)")
             }
+        case "run_command":
+            guard let id = o["id"]?.stringValue else { throw ControlRequestError(message: "run_command: expected \"id\" as a string") }
+            guard let name = o["table"]?.stringValue, let table = CommandTableKind(rawValue: name) else {
+                throw ControlRequestError(message: "run_command: expected \"table\": \"system\" or \"user\"")
+            }
+            return .runCommand(id: id, table: table)
         default:
-            throw ControlRequestError(message: "unknown request '\(name)'; expected subscribe, set_scopes, set_text_input, list_commands, list_devices, reload, register, set_keymap, set_sticky_keys or ping")
+            throw ControlRequestError(message: "unknown request '\(name)'; expected subscribe, set_scopes, set_text_input, list_commands, list_devices, reload, register, set_keymap, set_sticky_keys, run_command or ping")
         }
     }
+}
+
+/// Which table a command is in: the service's own (`system`, from the config) or the
+/// caller's uid's registered one (`user`, an agent's).
+public enum CommandTableKind: String, Sendable, Equatable, Hashable, CaseIterable {
+    case system, user
 }
 
 public struct ControlRequestError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 public import KbdJSON
 public import KbdPipeline
+public import KbdCommands
 
 /// A reply line of the control socket: `{"reply":NAME,"ok":BOOL,...fields in key order}`,
 /// one line each (strings a client sent come back escaped, never as a line break). Each
@@ -23,6 +24,8 @@ public enum ControlReply: Sendable, Equatable {
     case setKeymap(ControlRequest.Keymap?)
     /// `set_sticky_keys`: what this client now claims (nil: withdrawn).
     case setStickyKeys(Bool?)
+    /// `run_command`: the command ran (a system command) or was sent to its agent (a user's).
+    case runCommand
     /// A refused request: `{"reply":NAME,"ok":false,"error":MESSAGE}`. NAME is the request's
     /// name, or `error` when the line was not a request at all or the client may not ask it.
     case refused(name: String, message: String)
@@ -49,32 +52,51 @@ public enum ControlReply: Sendable, Equatable {
         }
     }
 
-    /// One command of a listing: `{"scope","id","title","chord","repeat"}`.
+    /// One command of a listing: `{"scope","id","title","chord","repeat"}`, and when the
+    /// command has them `"group"`, `"discoverability_title"` and `"action":"hud"`.
     public struct ListedCommand: Sendable, Equatable {
         public var scope: String
         public var id: String
         public var title: String
         public var chord: String
         public var `repeat`: Bool
+        public var group: String?
+        public var discoverabilityTitle: String?
+        public var action: Command.Action
 
-        public init(scope: String, id: String, title: String, chord: String, repeat: Bool) {
+        public init(scope: String, id: String, title: String, chord: String, repeat: Bool, group: String? = nil,
+                    discoverabilityTitle: String? = nil, action: Command.Action = .run) {
             self.scope = scope
             self.id = id
             self.title = title
             self.chord = chord
             self.repeat = `repeat`
+            self.group = group
+            self.discoverabilityTitle = discoverabilityTitle
+            self.action = action
         }
 
         var jsonValue: JSONValue {
-            .object(JSONObject([("scope", .string(scope)), ("id", .string(id)), ("title", .string(title)),
-                                ("chord", .string(chord)), ("repeat", .bool(`repeat`))]))
+            var o = JSONObject([("scope", .string(scope)), ("id", .string(id)), ("title", .string(title)),
+                                ("chord", .string(chord)), ("repeat", .bool(`repeat`))])
+            if let group { _ = o.updateValue(.string(group), forKey: "group") }
+            if let discoverabilityTitle { _ = o.updateValue(.string(discoverabilityTitle), forKey: "discoverability_title") }
+            if action != .run { _ = o.updateValue(.string(action.rawValue), forKey: "action") }
+            return .object(o)
         }
 
         static func decode(_ node: JSONNode) throws(JSONDecodingError) -> ListedCommand {
             let o = try node.object()
+            var action = Command.Action.run
+            if let a = o["action"] {
+                let name = try a.string()
+                guard let known = Command.Action(rawValue: name) else { throw a.error("unknown action '\(name)'") }
+                action = known
+            }
             return ListedCommand(scope: try o.required("scope").string(), id: try o.required("id").string(),
                                  title: try o.required("title").string(), chord: try o.required("chord").string(),
-                                 repeat: try o.required("repeat").bool())
+                                 repeat: try o.required("repeat").bool(), group: try o["group"]?.string(),
+                                 discoverabilityTitle: try o["discoverability_title"]?.string(), action: action)
         }
     }
 
@@ -119,6 +141,7 @@ public enum ControlReply: Sendable, Equatable {
         case .ping: return "ping"
         case .setKeymap: return "set_keymap"
         case .setStickyKeys: return "set_sticky_keys"
+        case .runCommand: return "run_command"
         case .refused(let name, _): return name
         }
     }
@@ -165,7 +188,7 @@ public enum ControlReply: Sendable, Equatable {
             fields = ["commands": .number(Double(commands))]
             if let error { fields["error"] = .string(error) }
         case .register(let commands, let shadowed): fields = ["commands": .number(Double(commands)), "shadowed": strings(shadowed)]
-        case .ping: break
+        case .ping, .runCommand: break
         case .setKeymap(let keymap):
             for (key, value) in keymap?.fields ?? [] { fields[key] = value }
         case .setStickyKeys(let enabled):
@@ -234,6 +257,7 @@ public enum ControlReply: Sendable, Equatable {
         case "list_devices": return .listDevices(try o.required("devices").array().map(\.value))
         case "register": return .register(commands: try o.required("commands").nonNegativeInteger(), shadowed: try strings("shadowed"))
         case "ping": return .ping
+        case "run_command": return .runCommand
         case "set_keymap":
             guard o["layout"] != nil else { return .setKeymap(nil) }
             do { return .setKeymap(try ControlRequest.Keymap.read(o.object, "set_keymap reply")) } catch { throw o.error(error.message) }

@@ -231,6 +231,8 @@ public final class ControlSession {
             if stickyKeys != before { effects.append(.stickyKeys(stickyKeys)) }
             effects.append(.log(.info, "control: client \(peer.id) (uid \(peer.uid)) " + (enabled.map { "set sticky keys \($0 ? "on" : "off")" } ?? "withdrew its sticky keys")))
             return Outcome(reply: .setStickyKeys(enabled), effects: effects)
+        case .runCommand:
+            return Outcome(reply: .refused(name: "run_command", message: "run_command: not in this build yet"), effects: [])
         }
     }
 
@@ -295,9 +297,10 @@ public final class ControlSession {
     /// Why a user's client may not make this request, nil when it may.
     static func userRefusal(_ request: ControlRequest) -> String? {
         switch request {
-        case .register, .setScopes, .setTextInput, .listCommands, .ping, .setKeymap, .setStickyKeys: return nil
+        case .register, .setScopes, .setTextInput, .listCommands, .ping, .setKeymap, .setStickyKeys, .runCommand: return nil
         case .subscribe(let kinds):
-            let other = kinds.subtracting([.presence, .geometry])
+            // hud and toolbar are sent only while the user owns the active session (the daemon checks at each event).
+            let other = kinds.subtracting([.presence, .geometry, .hud, .toolbar])
             return other.isEmpty ? nil : "subscribe: \(other.map(\.rawValue).sorted().joined(separator: ", ")) events are for the service's group only"
         case .reload: return "reload is for the service's group only"
         case .listDevices: return "list_devices is for the service's group only"

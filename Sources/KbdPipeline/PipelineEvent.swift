@@ -35,6 +35,12 @@ public enum PipelineEvent: Sendable {
         /// A seat's active session changed hands (sent by the daemon, not the pipeline): to
         /// the agents of the users who came and left, and to operators' subscribers.
         case session
+        /// The discoverability HUD shown or hidden (hold, `action = "hud"`, a pending sequence):
+        /// the active responder chain's commands, grouped. Not in the default subscription.
+        case hud
+        /// What the shortcuts bar shows (the active chain's commands, grouped), sent on
+        /// subscribing and whenever it changes. Not in the default subscription.
+        case toolbar
     }
 
     public var eventKind: Kind {

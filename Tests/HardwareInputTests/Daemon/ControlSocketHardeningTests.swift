@@ -258,6 +258,6 @@ struct ControlSocketHardeningTests {
         h.pump()
         let c = try SocketClient(path: h.socketPath)
         #expect(exchange(h, c, #"{"request":"subscribe","events":["presence"]}"#)
-                == [#"{"reply":"subscribe","ok":true,"events":["presence"],"hardware_keyboard":true,"protocol":1,"reason":"external keyboard","started":1000}"#])
+                == [#"{"reply":"subscribe","ok":true,"events":["presence"],"hardware_keyboard":true,"protocol":2,"reason":"external keyboard","started":1000}"#])
     }
 }

@@ -64,7 +64,7 @@ struct ControlSocketTests {
         let h = try DaemonHarness()
         let c = try SocketClient(path: h.socketPath)
         #expect(exchange(h, c, #"{"request":"subscribe","events":["attach","presence","chord","command"]}"#)
-                == [#"{"reply":"subscribe","ok":true,"events":["attach","chord","command","presence"],"hardware_keyboard":false,"protocol":1,"reason":"no keyboard","started":1000}"#])
+                == [#"{"reply":"subscribe","ok":true,"events":["attach","chord","command","presence"],"hardware_keyboard":false,"protocol":2,"reason":"no keyboard","started":1000}"#])
         let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
         h.pump()
         h.type(kbd, [("leftctrl", 1), ("s", 1), ("s", 0), ("leftctrl", 0)])

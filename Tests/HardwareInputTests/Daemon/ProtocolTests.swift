@@ -46,7 +46,7 @@ import Glibc
     /// The subscribe reply carries the protocol's version (documented: README "Control socket").
     @Test func subscribeCarriesTheProtocolVersion() throws {
         let reply = ControlReply.subscribe(.init(events: [.presence], hardwareKeyboard: true, reason: "external keyboard"))
-        #expect(reply.line == #"{"reply":"subscribe","ok":true,"events":["presence"],"hardware_keyboard":true,"protocol":1,"reason":"external keyboard"}"#)
+        #expect(reply.line == #"{"reply":"subscribe","ok":true,"events":["presence"],"hardware_keyboard":true,"protocol":2,"reason":"external keyboard"}"#)
         #expect(try ControlReply.parse(reply.line) == reply)
     }
 

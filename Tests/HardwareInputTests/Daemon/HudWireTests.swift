@@ -1,0 +1,93 @@
+import KbdJSON
+import KbdCommands
+import KbdPipeline
+@testable import KbdControl
+import Testing
+
+/// Issue 28: the wire of the shortcuts bar and the discoverability HUD. Both ends (the
+/// service and the bar) use these types; each line encodes back to itself, and the lines
+/// written in the agreed shapes read as documented.
+@Suite struct HudWireTests {
+    static let save = ControlEvent.GroupedCommand(table: .system, scope: "editor", id: "save", title: "Save", discoverabilityTitle: "Save File",
+                                                  chord: "Ctrl+S")
+    static let shown = ControlEvent.Hud(show: true, trigger: .hold, pending: nil, scopes: ["editor", "global"], textInput: false,
+                                        groups: [.init(title: "Edit", commands: [save])])
+
+    @Test(arguments: [
+        ControlRequest.runCommand(id: "save", table: .system), .runCommand(id: "term \"x\"", table: .user),
+        .register(commands: [.init(id: "save", title: "Save", keys: "Ctrl+S", scope: "editor", group: "Edit", discoverabilityTitle: "Save File"),
+                             .init(id: "help", keys: "Super+Slash", action: .hud)], sequenceTimeoutMilliseconds: nil),
+        .subscribe([.hud, .toolbar]),
+    ])
+    func requestsEncodeBackToThemselves(_ request: ControlRequest) throws {
+        #expect(try ControlRequest.parse(request.line) == request)
+    }
+
+    @Test func runCommandLineIsTheAgreedOne() throws {
+        #expect(ControlRequest.runCommand(id: "save", table: .system).line == #"{"request":"run_command","id":"save","table":"system"}"#)
+        #expect(ControlReply.runCommand.line == #"{"reply":"run_command","ok":true}"#)
+        #expect(try ControlReply.parse(#"{"reply":"run_command","ok":true}"#) == .runCommand)
+        #expect(try ControlReply.parse(#"{"reply":"run_command","ok":false,"error":"no"}"#) == .refused(name: "run_command", message: "no"))
+        for (line, message) in [(#"{"request":"run_command","id":"save"}"#, "\"table\""), (#"{"request":"run_command","table":"user"}"#, "\"id\""),
+                                (#"{"request":"run_command","id":"s","table":"root"}"#, "\"system\" or \"user\"")] {
+            do { _ = try ControlRequest.parse(line); Issue.record("accepted \(line)") } catch { #expect(error.message.contains(message), "\(error.message)") }
+        }
+    }
+
+    @Test func registerReadsGroupTitleAndAction() throws {
+        let line = #"{"request":"register","commands":[{"id":"s","keys":"Ctrl+S","group":"Edit","discoverability_title":"Save File"},{"id":"h","keys":"Super+H","action":"hud"}]}"#
+        guard case .register(let specs, _) = try ControlRequest.parse(line) else { Issue.record("not a register"); return }
+        #expect(specs[0].group == "Edit" && specs[0].discoverabilityTitle == "Save File" && specs[0].action == .run)
+        #expect(specs[1].action == .hud && specs[1].group == nil)
+        for (bad, message) in [(#"{"request":"register","commands":[{"id":"s","keys":"Ctrl+S","action":"launch"}]}"#, "commands[0].action: expected \"run\" or \"hud\""),
+                               (#"{"request":"register","commands":[{"id":"s","keys":"Ctrl+S","group":3}]}"#, "commands[0].group: expected a string")] {
+            do { _ = try ControlRequest.parse(bad); Issue.record("accepted \(bad)") } catch { #expect(error.message.contains(message), "\(error.message)") }
+        }
+    }
+
+    /// The shapes of the agreed wire, byte for byte (fields in this order).
+    @Test func hudAndToolbarLines() throws {
+        let show = ControlEvent(time: 12.5, payload: .hud(Self.shown))
+        #expect(show.line == #"{"event":"hud","time":12.5,"show":true,"trigger":"hold","pending":null,"scopes":["editor","global"],"text_input":false,"groups":[{"title":"Edit","commands":[{"table":"system","scope":"editor","id":"save","title":"Save","discoverability_title":"Save File","chord":"Ctrl+S","shadowed":false,"text_input_filtered":false}]}]}"#)
+        let hide = ControlEvent(time: 13, payload: .hud(.hidden(.hold)))
+        #expect(hide.line == #"{"event":"hud","time":13,"show":false,"trigger":"hold"}"#)
+        let bar = ControlEvent(time: 1, payload: .toolbar(.init(scopes: ["global"], textInput: true, groups: [])))
+        #expect(bar.line == #"{"event":"toolbar","time":1,"scopes":["global"],"text_input":true,"groups":[]}"#)
+        var sequence = Self.shown
+        sequence.trigger = .sequence
+        sequence.pending = "Ctrl+X"
+        sequence.groups = [.init(title: "Other", commands: [.init(table: .user, scope: "global", id: "w", title: "Write", chord: "Ctrl+X Ctrl+W",
+                                                                  shadowed: true, textInputFiltered: true)])]
+        for event in [show, hide, bar, ControlEvent(time: 2, payload: .hud(sequence))] {
+            #expect(try ControlEvent.parse(event.line) == event, "\(event.line)")
+            #expect(try ControlLine.parse(event.line) == .event(event))
+        }
+        #expect(ControlEvent(time: 2, payload: .hud(sequence)).line.contains(#""pending":"Ctrl+X""#))
+    }
+
+    /// A client reads a command without `discoverability_title` as showing its title.
+    @Test func absentDiscoverabilityTitleIsTheTitle() throws {
+        let line = #"{"event":"toolbar","time":1,"scopes":["global"],"text_input":false,"groups":[{"title":"Other","commands":[{"table":"system","scope":"global","id":"t","title":"Terminal","chord":"Ctrl+Alt+T","shadowed":false,"text_input_filtered":false}]}]}"#
+        guard case .toolbar(let bar) = try ControlEvent.parse(line).payload else { Issue.record("not a toolbar"); return }
+        #expect(bar.groups[0].commands[0].discoverabilityTitle == "Terminal")
+        #expect(throws: ControlRequestError.self) { try ControlEvent.parse(#"{"event":"hud","time":1,"show":false,"trigger":"wink"}"#) }
+    }
+
+    /// hud and toolbar are subscribable, not in the default subscription, and the version says so.
+    @Test func kindsAndVersion() {
+        #expect(ControlRequest.eventKinds.isSuperset(of: ["hud", "toolbar"]))
+        #expect(!ControlRequest.defaultSubscription.contains(.hud) && !ControlRequest.defaultSubscription.contains(.toolbar))
+        #expect(controlProtocolVersion == 2)
+    }
+
+    /// list_commands rows carry group, discoverability_title and a hud action when present.
+    @Test func listedCommandsCarryTheNewFields() throws {
+        let row = ControlReply.ListedCommand(scope: "editor", id: "s", title: "Save", chord: "Ctrl+S", repeat: false, group: "Edit",
+                                             discoverabilityTitle: "Save File", action: .hud)
+        let reply = ControlReply.listCommands(.init(commands: [row, .init(scope: "global", id: "q", title: "Q", chord: "Ctrl+Q", repeat: false)],
+                                                    scopes: ["editor", "global"], textInput: false))
+        #expect(reply.line.contains(#"{"scope":"editor","id":"s","title":"Save","chord":"Ctrl+S","repeat":false,"group":"Edit","discoverability_title":"Save File","action":"hud"}"#))
+        #expect(reply.line.contains(#"{"scope":"global","id":"q","title":"Q","chord":"Ctrl+Q","repeat":false}"#))
+        #expect(try ControlReply.parse(reply.line) == reply)
+    }
+}
