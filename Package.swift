@@ -93,14 +93,13 @@ let package = Package(
             name: "CXcb",
             providers: [.apt(["libxcb1-dev"])]
         ),
-        // GTK 3 and gtk-layer-shell (pkg-config gtk-layer-shell-0): the shortcuts bar's toolkit,
-        // used by its C shim only (GTK's casts and signal macros stay in C).
-        .systemLibrary(
-            name: "CGtkLayerShell",
-            pkgConfig: "gtk-layer-shell-0",
-            providers: [.apt(["libgtk-layer-shell-dev", "libgtk-3-dev"])]
+        // The shortcuts bar's toolkit shim: GTK 3 and gtk-layer-shell (Debian libgtk-3-dev,
+        // libgtk-layer-shell-dev), declared in the shim and linked by name (gtk_decls.h says why).
+        .target(
+            name: "CBarShim",
+            linkerSettings: [.linkedLibrary("gtk-layer-shell"), .linkedLibrary("gtk-3"), .linkedLibrary("gdk-3"),
+                             .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"), .linkedLibrary("cairo")]
         ),
-        .target(name: "CBarShim", dependencies: ["CGtkLayerShell"]),
         // The library, one target per room (see README "Module map"): arrows point one way,
         // and SwiftPM refuses a cycle. `HardwareInput` is the umbrella that re-exports them.
         .target(name: "KbdJSON", swiftSettings: hotPath),
@@ -159,11 +158,11 @@ let package = Package(
             swiftSettings: strict
         ),
         // The shortcuts bar and HUD: what to show and when (pure), the connection; no toolkit.
-        .target(name: "KbdBar", dependencies: ["KbdControl", "KbdGeometry", "KbdJSON", "KbdPipeline"], swiftSettings: strict),
+        .target(name: "KbdBar", dependencies: ["KbdControl", "KbdGeometry", "KbdJSON", "KbdPipeline", "KbdCommands"], swiftSettings: strict),
         // `kbd-commandd bar` executes this: KbdBar drawn with GTK 3 + gtk-layer-shell (the shim).
         .executableTarget(
             name: "kbd-commandd-bar",
-            dependencies: ["KbdBar", "CBarShim", "KbdConfig", "KbdControl", "KbdService"],
+            dependencies: ["KbdBar", "CBarShim", "KbdConfig", "KbdControl", "KbdService", "KbdSystem"],
             swiftSettings: strict
         ),
         // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).

@@ -1,8 +1,7 @@
 // The shortcuts bar's toolkit shim (see include/bar_shim.h): GTK 3 + gtk-layer-shell.
 #include "bar_shim.h"
-#include <gtk/gtk.h>
-#include <gtk-layer-shell.h>
-#include <glib-unix.h>
+#include "gtk_decls.h"
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +36,11 @@ static void traced_paint(GdkFrameClock *clock, gpointer data) {
     int *flag = data;
     if (*flag) return;
     *flag = 1;
-    fprintf(stderr, "%s-frame %" G_GINT64_FORMAT "\n", flag == &bar.hud_traced ? "hud" : "toolbar", g_get_monotonic_time());
+    fprintf(stderr, "%s-frame %" PRId64 "\n", flag == &bar.hud_traced ? "hud" : "toolbar", g_get_monotonic_time());
 }
 
 static void realized(GtkWidget *w, gpointer data) {
-    if (bar.trace) g_signal_connect(gtk_widget_get_frame_clock(w), "after-paint", G_CALLBACK(traced_paint), data);
+    if (bar.trace) g_signal_connect_data(gtk_widget_get_frame_clock(w), "after-paint", (GCallback)(traced_paint), data, NULL, 0);
     if (w == bar.hud) {
         // Taps go through the HUD to the windows under it: an empty input region.
         cairo_region_t *none = cairo_region_create();
@@ -50,15 +49,15 @@ static void realized(GtkWidget *w, gpointer data) {
     }
 }
 
-static GtkWidget *layer_window(GtkLayerShellLayer layer, const char *namespace, const char *style) {
+static GtkWidget *layer_window(int layer, const char *namespace, const char *style) {
     GtkWidget *w = gtk_window_new(GTK_WINDOW_TOPLEVEL);
-    GtkWindow *win = GTK_WINDOW(w);
+    GtkWidget *win = w;
     gtk_layer_init_for_window(win);
     gtk_layer_set_layer(win, layer);
     gtk_layer_set_namespace(win, namespace);
     gtk_layer_set_keyboard_mode(win, GTK_LAYER_SHELL_KEYBOARD_MODE_NONE);
-    gtk_window_set_accept_focus(win, FALSE);
-    gtk_window_set_focus_on_map(win, FALSE);
+    gtk_window_set_accept_focus(win, 0);
+    gtk_window_set_focus_on_map(win, 0);
     css_class(w, style);
     return w;
 }
@@ -70,22 +69,22 @@ int kbdbar_init(void) {
     if (!gtk_layer_is_supported()) return KBDBAR_NO_LAYER_SHELL;
     GtkCssProvider *provider = gtk_css_provider_new();
     gtk_css_provider_load_from_data(provider, css, -1, NULL);
-    gtk_style_context_add_provider_for_screen(gdk_screen_get_default(), GTK_STYLE_PROVIDER(provider), GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    gtk_style_context_add_provider_for_screen(gdk_screen_get_default(), provider, GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
     g_object_unref(provider);
 
     bar.toolbar = layer_window(GTK_LAYER_SHELL_LAYER_TOP, "kbd-commandd-bar", "kbd-bar");
-    GtkWindow *t = GTK_WINDOW(bar.toolbar);
-    gtk_layer_set_anchor(t, GTK_LAYER_SHELL_EDGE_BOTTOM, TRUE);
-    gtk_layer_set_anchor(t, GTK_LAYER_SHELL_EDGE_LEFT, TRUE);
-    gtk_layer_set_anchor(t, GTK_LAYER_SHELL_EDGE_RIGHT, TRUE);
-    g_signal_connect(bar.toolbar, "realize", G_CALLBACK(realized), &bar.toolbar_traced);
+    GtkWidget *t = bar.toolbar;
+    gtk_layer_set_anchor(t, GTK_LAYER_SHELL_EDGE_BOTTOM, 1);
+    gtk_layer_set_anchor(t, GTK_LAYER_SHELL_EDGE_LEFT, 1);
+    gtk_layer_set_anchor(t, GTK_LAYER_SHELL_EDGE_RIGHT, 1);
+    g_signal_connect_data(bar.toolbar, "realize", (GCallback)(realized), &bar.toolbar_traced, NULL, 0);
 
     bar.hud = layer_window(GTK_LAYER_SHELL_LAYER_OVERLAY, "kbd-commandd-hud", "kbd-hud");
-    gtk_layer_set_exclusive_zone(GTK_WINDOW(bar.hud), -1);  // centred on the whole output, whatever the panels
-    gtk_widget_set_app_paintable(bar.hud, TRUE);
+    gtk_layer_set_exclusive_zone(bar.hud, -1);  // centred on the whole output, whatever the panels
+    gtk_widget_set_app_paintable(bar.hud, 1);
     GdkVisual *rgba = gdk_screen_get_rgba_visual(gdk_screen_get_default());
     if (rgba) gtk_widget_set_visual(bar.hud, rgba);
-    g_signal_connect(bar.hud, "realize", G_CALLBACK(realized), &bar.hud_traced);
+    g_signal_connect_data(bar.hud, "realize", (GCallback)(realized), &bar.hud_traced, NULL, 0);
     return KBDBAR_OK;
 }
 
@@ -96,10 +95,10 @@ void kbdbar_set_callbacks(void *context, kbdbar_tap_cb tap, kbdbar_event_cb read
     bar.timer = timer;
 }
 
-static gboolean on_readable(gint fd, GIOCondition condition, gpointer data) {
+static gboolean on_readable(int fd, unsigned int condition, gpointer data) {
     (void)fd; (void)condition; (void)data;
     bar.readable(bar.context);
-    return G_SOURCE_CONTINUE;
+    return 1;
 }
 
 void kbdbar_watch(int fd) {
@@ -111,7 +110,7 @@ static gboolean on_timer(gpointer data) {
     (void)data;
     bar.timeout = 0;
     bar.timer(bar.context);
-    return G_SOURCE_REMOVE;
+    return 0;
 }
 
 void kbdbar_arm_timer(int32_t milliseconds) {
@@ -120,8 +119,8 @@ void kbdbar_arm_timer(int32_t milliseconds) {
 }
 
 static void clear(GtkWidget *container) {
-    GList *children = gtk_container_get_children(GTK_CONTAINER(container));
-    for (GList *c = children; c; c = c->next) gtk_widget_destroy(GTK_WIDGET(c->data));
+    GList *children = gtk_container_get_children(container);
+    for (GList *c = children; c; c = c->next) gtk_widget_destroy(c->data);
     g_list_free(children);
 }
 
@@ -135,29 +134,40 @@ void kbdbar_toolbar_begin(int32_t height) {
     if (!bar.toolbar_box) {
         bar.toolbar_box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
         gtk_widget_set_halign(bar.toolbar_box, GTK_ALIGN_CENTER);
-        gtk_container_add(GTK_CONTAINER(bar.toolbar), bar.toolbar_box);
+        gtk_container_add(bar.toolbar, bar.toolbar_box);
     }
     clear(bar.toolbar_box);
     gtk_widget_set_size_request(bar.toolbar, -1, height);
-    gtk_layer_set_exclusive_zone(GTK_WINDOW(bar.toolbar), height);
+    gtk_layer_set_exclusive_zone(bar.toolbar, height);
 }
 
 void kbdbar_toolbar_group(const char *title) {
-    gtk_box_pack_start(GTK_BOX(bar.toolbar_box), label(title, "group"), FALSE, FALSE, 0);
+    gtk_box_pack_start(bar.toolbar_box, label(title, "group"), 0, 0, 0);
 }
 
-static void clicked(GtkButton *button, gpointer data) {
+/// GTK's GtkAllocation (GdkRectangle): where a widget is in its window.
+typedef struct { int x, y, width, height; } Allocation;
+
+/// KBD_BAR_TRACE: where each button is, for a test that taps it ("toolbar-button INDEX X Y
+/// WIDTH HEIGHT" in the bar's coordinates).
+static void allocated(GtkWidget *button, Allocation *a, gpointer data) {
     (void)button;
-    if (bar.tap) bar.tap(bar.context, GPOINTER_TO_INT(data));
+    fprintf(stderr, "toolbar-button %d %d %d %d %d\n", (int)(intptr_t)data, a->x, a->y, a->width, a->height);
+}
+
+static void clicked(GtkWidget *button, gpointer data) {
+    (void)button;
+    if (bar.tap) bar.tap(bar.context, (int32_t)(intptr_t)data);
 }
 
 void kbdbar_toolbar_button(const char *text, const char *tooltip, int32_t index) {
     GtkWidget *b = gtk_button_new_with_label(text);
-    gtk_widget_set_can_focus(b, FALSE);
-    gtk_button_set_relief(GTK_BUTTON(b), GTK_RELIEF_NONE);
+    gtk_widget_set_can_focus(b, 0);
+    gtk_button_set_relief(b, GTK_RELIEF_NONE);
     if (tooltip && *tooltip) gtk_widget_set_tooltip_text(b, tooltip);
-    g_signal_connect(b, "clicked", G_CALLBACK(clicked), GINT_TO_POINTER(index));
-    gtk_box_pack_start(GTK_BOX(bar.toolbar_box), b, FALSE, FALSE, 0);
+    g_signal_connect_data(b, "clicked", (GCallback)(clicked), (gpointer)(intptr_t)index, NULL, 0);
+    if (bar.trace) g_signal_connect_data(b, "size-allocate", (GCallback)(allocated), (gpointer)(intptr_t)index, NULL, 0);
+    gtk_box_pack_start(bar.toolbar_box, b, 0, 0, 0);
 }
 
 void kbdbar_toolbar_show(int visible) {
@@ -173,14 +183,14 @@ void kbdbar_hud_begin(const char *heading) {
     if (!bar.hud_box) {
         bar.hud_box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
         css_class(bar.hud_box, "kbd-hud-panel");
-        gtk_container_add(GTK_CONTAINER(bar.hud), bar.hud_box);
+        gtk_container_add(bar.hud, bar.hud_box);
     }
     clear(bar.hud_box);
-    gtk_box_pack_start(GTK_BOX(bar.hud_box), label(heading, "heading"), FALSE, FALSE, 0);
+    gtk_box_pack_start(bar.hud_box, label(heading, "heading"), 0, 0, 0);
     bar.hud_grid = gtk_grid_new();
-    gtk_grid_set_column_spacing(GTK_GRID(bar.hud_grid), 12);
-    gtk_grid_set_row_spacing(GTK_GRID(bar.hud_grid), 2);
-    gtk_box_pack_start(GTK_BOX(bar.hud_box), bar.hud_grid, FALSE, FALSE, 0);
+    gtk_grid_set_column_spacing(bar.hud_grid, 12);
+    gtk_grid_set_row_spacing(bar.hud_grid, 2);
+    gtk_box_pack_start(bar.hud_box, bar.hud_grid, 0, 0, 0);
     bar.hud_column = -2;
     bar.hud_row = 0;
 }
@@ -195,7 +205,7 @@ void kbdbar_hud_group(const char *title) {
     }
     GtkWidget *l = label(title, "group");
     gtk_widget_set_halign(l, GTK_ALIGN_START);
-    gtk_grid_attach(GTK_GRID(bar.hud_grid), l, bar.hud_column, bar.hud_row++, 2, 1);
+    gtk_grid_attach(bar.hud_grid, l, bar.hud_column, bar.hud_row++, 2, 1);
 }
 
 void kbdbar_hud_row(const char *chord, const char *title, int dimmed) {
@@ -204,8 +214,8 @@ void kbdbar_hud_row(const char *chord, const char *title, int dimmed) {
     if (dimmed) css_class(c, "dim");
     gtk_widget_set_halign(t, GTK_ALIGN_START);
     gtk_widget_set_halign(c, GTK_ALIGN_END);
-    gtk_grid_attach(GTK_GRID(bar.hud_grid), t, bar.hud_column, bar.hud_row, 1, 1);
-    gtk_grid_attach(GTK_GRID(bar.hud_grid), c, bar.hud_column + 1, bar.hud_row++, 1, 1);
+    gtk_grid_attach(bar.hud_grid, t, bar.hud_column, bar.hud_row, 1, 1);
+    gtk_grid_attach(bar.hud_grid, c, bar.hud_column + 1, bar.hud_row++, 1, 1);
 }
 
 void kbdbar_hud_show(int visible) {
@@ -213,7 +223,7 @@ void kbdbar_hud_show(int visible) {
         bar.hud_traced = 0;
         gtk_widget_show_all(bar.hud);
         // A shown HUD that was refilled is resized to its new content.
-        gtk_window_resize(GTK_WINDOW(bar.hud), 1, 1);
+        gtk_window_resize(bar.hud, 1, 1);
         gtk_widget_queue_draw(bar.hud);
     } else {
         gtk_widget_hide(bar.hud);
@@ -223,7 +233,7 @@ void kbdbar_hud_show(int visible) {
 static gboolean on_signal(gpointer data) {
     (void)data;
     gtk_main_quit();
-    return G_SOURCE_CONTINUE;
+    return 1;
 }
 
 void kbdbar_run(void) {

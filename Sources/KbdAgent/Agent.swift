@@ -100,6 +100,8 @@ final class AgentLoop {
     private var inotify: Int32 = -1
     private let runner: CommandRunner
     private let osk: OnScreenKeyboard
+    /// The shortcuts bar, a child while `[bar] enabled` says so.
+    private let bar: BarProcess
     private var config: Config?
     /// The service's socket; connected only to a server of root, the service's user or this user.
     private let client: ControlClient
@@ -145,6 +147,7 @@ final class AgentLoop {
         timer = kbd_timerfd_create()
         let runner = CommandRunner(maxChildren: 8, environment: Agent.childEnvironment(environment), logger: logger)
         self.runner = runner
+        bar = BarProcess(logger: logger)
         osk = OnScreenKeyboard(settings: OnScreenKeyboardSettings(), environment: environment, logger: logger) { argv, label in
             runner.run(argv, commandID: label)
         }
@@ -158,6 +161,7 @@ final class AgentLoop {
         loadConfig()
         openFocusSource(environment: environment)
         startTextInputWatch()
+        bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
         connect()
     }
 
@@ -180,6 +184,7 @@ final class AgentLoop {
             osk.settleHooks()
         }
         osk.restore()
+        bar.stop()
         stopTextInputWatch()
         runner.stopAll()
         logger.info("stopped")
@@ -271,6 +276,7 @@ final class AgentLoop {
         readDesktopStickyKeys()
         register()
         startTextInputWatch()
+        bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
         applyFocus()
     }
 
@@ -281,7 +287,9 @@ final class AgentLoop {
             switch s {
             case SIGTERM, SIGINT: stop = true
             case SIGHUP: reload()
-            case SIGCHLD: runner.reap()
+            case SIGCHLD:
+                runner.reap()
+                bar.reap()
             default: break
             }
         }

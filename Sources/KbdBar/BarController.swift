@@ -1,5 +1,5 @@
-public import KbdControl
-import KbdPipeline
+import KbdControl
+public import KbdPipeline
 
 /// The bar's connection to the service: connects with the control client (which checks
 /// who serves the socket before anything is sent), subscribes to presence, geometry,

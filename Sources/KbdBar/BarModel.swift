@@ -1,6 +1,7 @@
 public import KbdControl
-public import KbdJSON
+import KbdJSON
 import KbdGeometry
+import KbdCommands
 
 /// What the bar knows from the service, and what it shows because of it: pure, no I/O.
 /// The controller feeds it the subscribe reply and every event, and draws `view` when it

@@ -5,6 +5,7 @@ import KbdBar
 import KbdConfig
 import KbdControl
 import KbdService
+import KbdSystem
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -19,8 +19,8 @@ ENV_FILE=$RUNTIME_DIR/session.env
 trap '"$desktop/session.sh" stop >/dev/null 2>&1 || true; rm -rf "$SESSION_DIR"' EXIT
 b=$SESSION_DIR/bin
 mkdir -p "$b"
-wayland-scanner client-header "$here/wlr-layer-shell-unstable-v1.xml" "$b/wlr-layer-shell-unstable-v1-client-protocol.h"
-wayland-scanner private-code "$here/wlr-layer-shell-unstable-v1.xml" "$b/wlr-layer-shell-unstable-v1-protocol.c"
+wayland-scanner client-header "$desktop/protocols/wlr-layer-shell-unstable-v1.xml" "$b/wlr-layer-shell-unstable-v1-client-protocol.h"
+wayland-scanner private-code "$desktop/protocols/wlr-layer-shell-unstable-v1.xml" "$b/wlr-layer-shell-unstable-v1-protocol.c"
 # layer-shell's popups are xdg_popups: its code names xdg-shell's interfaces (wayland-protocols).
 wayland-scanner private-code /usr/share/wayland-protocols/stable/xdg-shell/xdg-shell.xml "$b/xdg-shell-protocol.c"
 # shellcheck disable=SC2046
