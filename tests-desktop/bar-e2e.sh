@@ -40,7 +40,8 @@ probe() { "$PYTHON" "$here/bar-probe.py" "$@"; }
 foot_height() { as_user swaymsg -t get_tree | probe height foot; }
 foot_height_is() { [ "$(foot_height)" = "$1" ]; }
 focused_is_foot() { [ "$(as_user swaymsg -t get_tree | probe focused)" = foot ]; }
-at() { local until=$(( service_t0 + $1 * 1000000 )); while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done; }
+# at MS: waits until MS milliseconds after the service started (the recording's clock).
+at() { local until=$(( service_t0 + $1 * 1000 )); while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done; }
 # The output's size (OUTPUT_MODE).
 screen_w=${OUTPUT_MODE%x*} screen_h=${OUTPUT_MODE#*x}
 # The HUD's region: the middle of the output.
@@ -83,8 +84,8 @@ start_agent_and_service() {
 
 sway_run() {
     fresh_work "$work"
-    write_configs
     "$here/session.sh" start >/dev/null || { failed=$((failed + 1)); echo "FAILED: sway: the session did not start"; return; }
+    write_configs
     spawn_as_user "$SESSION_DIR/foot.log" foot
     foot_pid=$SPAWNED_PID
     wait_for "$WAIT_SECONDS" focused_is_foot || { failed=$((failed + 1)); echo "FAILED: sway: foot did not get the focus"; return; }
@@ -104,7 +105,7 @@ sway_run() {
     fi
     check "sway: a tap on the bar's Mark button ran its system command" wait_for 5 grep -qx tapped "$work/tapped"
     check "sway: foot kept the keyboard focus after the tap" focused_is_foot
-    at 7.5
+    at 7500
     screenshot_ppm > "$during"
     check "sway: the HUD is painted while Super is held" grep -q "^hud-frame" "$SESSION_DIR/agent.log"
     check "sway: the screenshot shows the HUD in the middle of the screen" \
@@ -115,7 +116,7 @@ sway_run() {
         as_user grim -l 9 -g "$(( screen_w / 2 - 230 )),$(( screen_h / 2 - 110 )) 460x220" - > "$SHOTS/bar-hud.png"
         as_user grim -l 9 -g "0,$(( screen_h - 55 )) ${screen_w}x55" - > "$SHOTS/bar-toolbar.png"
     fi
-    at 9.5
+    at 9500
     screenshot_ppm > "$after"
     check "sway: the HUD is gone after Super was released" eval "[ \$(probe diff '$before' '$after' ${hud_region[*]}) -lt 50 ]"
     check "sway: foot's window gets its height back after the detach" wait_for 15 foot_height_is "$full"
@@ -129,12 +130,12 @@ sway_run() {
 # scripting, so the bar's configure (its trace) and the service's HUD events are checked.
 kwin_run() {
     fresh_work "$work"
-    write_configs
     "$here/session.sh" start --kwin >/dev/null || { failed=$((failed + 1)); echo "FAILED: kwin: the session did not start"; return; }
+    write_configs
     start_agent_and_service
     check "kwin: the agent started the bar, which connected" wait_for 10 grep -q "connected to" "$SESSION_DIR/agent.log"
     check "kwin: the bar was painted while the keyboard is present" wait_for 10 grep -q "^toolbar-frame" "$SESSION_DIR/agent.log"
-    at 6.5
+    at 6500
     check "kwin: the HUD is painted while Super is held" wait_for 3 grep -q "^hud-frame" "$SESSION_DIR/agent.log"
     if [ "$failed" -gt 0 ]; then echo "--- service"; cat "$work/service.log"; echo "--- agent and bar"; cat "$SESSION_DIR/agent.log"; fi
     cleanup

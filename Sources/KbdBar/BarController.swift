@@ -3,7 +3,7 @@ public import KbdPipeline
 
 /// The bar's connection to the service: connects with the control client (which checks
 /// who serves the socket before anything is sent), subscribes to presence, geometry,
-/// session, toolbar and hud, feeds the model, draws what changed, sends `run_command` for a
+/// toolbar and hud, feeds the model, draws what changed, sends `run_command` for a
 /// tap, and reconnects on `ReconnectBackoff` when the service goes away. It has no timer
 /// while connected: idle, the bar sleeps in the toolkit's main loop.
 public final class BarController {
@@ -20,8 +20,9 @@ public final class BarController {
     private var saidWaiting = false
     private var saidRefusal = false
 
-    /// The events the bar subscribes to.
-    public static let events: Set<PipelineEvent.Kind> = [.presence, .geometry, .session, .toolbar, .hud]
+    /// The events the bar subscribes to (`session` is for operators only: the service sends
+    /// `toolbar` and `hud` to the active session's user alone).
+    public static let events: Set<PipelineEvent.Kind> = [.presence, .geometry, .toolbar, .hud]
 
     /// `log` gets one line per thing worth saying (never a typed key: the bar gets none).
     public init(socketPath: String, toolkit: any BarToolkit, trace: Bool = false, log: @escaping (String) -> Void) {
