@@ -1,0 +1,32 @@
+import KbdBar
+import Testing
+
+/// Issue 28: `kbd-commandd bar [--socket PATH] [--config FILE]`, and where it will not run.
+@Suite struct BarOptionsTests {
+    @Test func parsesItsOptions() {
+        #expect(BarOptions.parse([]) == .run(BarOptions()))
+        #expect(BarOptions.parse(["--socket", "/s", "--config", "/c"]) == .run(BarOptions(socket: "/s", config: "/c")))
+        #expect(BarOptions.parse(["--socket=/s", "-c", "/c"]) == .run(BarOptions(socket: "/s", config: "/c")))
+        #expect(BarOptions.parse(["--help"]) == .help)
+        #expect(BarOptions.parse(["--version"]) == .version)
+        guard case .usage(let m) = BarOptions.parse(["--sock", "/s"]) else { Issue.record("accepted --sock"); return }
+        #expect(m.contains("--sock"))
+        guard case .usage(let n) = BarOptions.parse(["--socket"]) else { Issue.record("accepted --socket without a value"); return }
+        #expect(n.contains("needs a value"))
+    }
+
+    @Test func gnomeHasNoLayerShellButPhoshHas() {
+        #expect(BarOptions.unsupportedDesktop(["XDG_CURRENT_DESKTOP": "GNOME"]) != nil)
+        #expect(BarOptions.unsupportedDesktop(["XDG_CURRENT_DESKTOP": "ubuntu:GNOME"]) != nil)
+        #expect(BarOptions.unsupportedDesktop(["XDG_CURRENT_DESKTOP": "Phosh:GNOME"]) == nil)
+        #expect(BarOptions.unsupportedDesktop(["XDG_CURRENT_DESKTOP": "sway"]) == nil)
+        #expect(BarOptions.unsupportedDesktop(["XDG_CURRENT_DESKTOP": "KDE"]) == nil)
+        #expect(BarOptions.unsupportedDesktop([:]) == nil)
+    }
+
+    @Test func helpTeachesTheContract() {
+        for needle in ["kbd-commandd bar", "[bar] enabled", "layer-shell", "GNOME", "69", "--socket", "--config"] {
+            #expect(BarOptions.help.contains(needle), "--help does not mention \(needle)")
+        }
+    }
+}
