@@ -26,6 +26,9 @@ public struct ChordRouter: Sendable {
         var node: Int
         var deadline: EventTime
         var device: DeviceID
+        /// The chords typed so far and the scope whose trie they are in (for the HUD).
+        var keys: [ChordKey]
+        var scope: String
     }
 
     public private(set) var table: CommandTable
@@ -60,6 +63,15 @@ public struct ChordRouter: Sendable {
 
     /// Whether a sequence prefix is waiting for its next chord.
     public var isPending: Bool { pending != nil }
+
+    /// The pending prefix (its chords as matched) and the scope of the trie it is in.
+    public var pendingPrefix: (keys: [ChordKey], scope: String)? { pending.map { ($0.keys, $0.scope) } }
+
+    /// Moves the pending sequence's deadline to `deadline` if that is later (the HUD shows the
+    /// prefix's continuations: the sequence waits while they are read).
+    public mutating func extendPending(until deadline: EventTime) {
+        if let p = pending, p.deadline < deadline { pending!.deadline = deadline }
+    }
 
     /// Drops a pending sequence (another table took the key that would have continued it).
     public mutating func cancelPending() { pending = nil }
@@ -98,7 +110,7 @@ public struct ChordRouter: Sendable {
         }
         if let p = pending {
             if let (child, chord) = step(from: p.node, key) {
-                advance(to: child, key: key, chord: chord, into: &out)
+                advance(to: child, key: key, chord: chord, prefix: p.keys, scope: p.scope, into: &out)
                 return
             }
             pending = nil
@@ -106,21 +118,33 @@ public struct ChordRouter: Sendable {
         }
         for root in roots {
             if let (child, chord) = step(from: root, key) {
-                advance(to: child, key: key, chord: chord, into: &out)
+                advance(to: child, key: key, chord: chord, prefix: [], root: root, into: &out)
                 return
             }
         }
     }
 
-    private mutating func advance(to node: Int, key: KeyEvent, chord: ChordKey, into out: inout [Output]) {
+    private mutating func advance(to node: Int, key: KeyEvent, chord: ChordKey, prefix: [ChordKey], scope: String? = nil, root: Int? = nil,
+                                  into out: inout [Output]) {
         if let index = table.nodes[node].command {
             pending = nil
             out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
         } else {
             let deadline = key.time.adding(milliseconds: table.sequenceTimeoutMilliseconds)
-            pending = Pending(node: node, deadline: deadline, device: key.device)
+            // A prefix, not the common path: the scope of a first chord's root is looked up here.
+            let scope = scope ?? table.roots.first { $0.value == root }?.key ?? CommandTable.globalScope
+            pending = Pending(node: node, deadline: deadline, device: key.device, keys: prefix + [chord], scope: scope)
             out.append(.sequencePending(time: key.time, deadline: deadline))
         }
+    }
+
+    /// Whether text input keeps `chord` from firing (a command's chord; `priority`: the
+    /// command has `priority_over_text_input`), as `handle` decides for a typed key whose
+    /// level-one chord it is. For listings: the HUD marks such commands.
+    public static func textInputBlocks(_ chord: ChordKey, priority: Bool) -> Bool {
+        if priority || chord.hasCommandModifier { return false }
+        let u = chord.keysym.utf32
+        return (u >= 0x20 && u != 0x7F) || chord.keysym.isTextEditing
     }
 
     /// The child of `node` the key leads to, trying the level-one chord first,

@@ -29,6 +29,10 @@ public struct Config: Sendable {
     public var textInputSource: TextInputSource = .auto
     /// `[accessibility] sticky_keys`: a modifier tapped alone latches for the next key (twice: locks).
     public var stickyKeys = false
+    /// `[hud]`: when the discoverability HUD shows.
+    public var hud = HudSettings()
+    /// Where `[hud] sequence_delay_ms` is, for its warning.
+    public var hudSequenceDelayLocation: SourceLocation? = nil
     /// `[bar] enabled`: whether the session agent starts the shortcuts bar (kbd-commandd-bar);
     /// nil: where the compositor supports layer-shell (the bar exits at once where it does not).
     public var barEnabled: Bool? = nil

@@ -15,6 +15,9 @@ struct ConfigDraft {
     var osk = OnScreenKeyboardSettings()
     var textInputSource = TextInputSource.auto
     var stickyKeys = false
+    var hud = HudSettings()
+    /// Where `[hud] sequence_delay_ms` is, for its warning.
+    var hudSequenceDelayLocation: SourceLocation?
     var barEnabled: Bool?
 
     init() {}
@@ -29,6 +32,8 @@ struct ConfigDraft {
         osk = c.osk
         textInputSource = c.textInputSource
         stickyKeys = c.stickyKeys
+        hud = c.hud
+        hudSequenceDelayLocation = c.hudSequenceDelayLocation
         barEnabled = c.barEnabled
     }
 
@@ -41,6 +46,8 @@ struct ConfigDraft {
         config.osk = osk
         config.textInputSource = textInputSource
         config.stickyKeys = stickyKeys
+        config.hud = hud
+        config.hudSequenceDelayLocation = hudSequenceDelayLocation
         config.barEnabled = barEnabled
     }
 }
@@ -116,6 +123,40 @@ extension ConfigLoader {
                       d.stickyKeys = b
                       return nil
                   }, merge: { $0.stickyKeys = $1.stickyKeys }),
+        ConfigKey(section: "hud", name: "enabled", doc: "the discoverability HUD shows at all (hold, action = \"hud\", pending sequences)",
+                  read: { value, _, _, d in
+                      guard case .boolean(let b) = value else { return "hud.enabled: expected true or false, found \(value.kindDescription)" }
+                      d.hud.enabled = b
+                      return nil
+                  }, merge: { $0.hud.enabled = $1.hud.enabled }),
+        ConfigKey(section: "hud", name: "hold", doc: "the modifier held alone to show the HUD: Ctrl, Alt, Shift, Super or AltGr",
+                  read: { value, _, _, d in
+                      let names = HudSettings.HoldModifier.allCases.map(\.rawValue)
+                      if case .string(let name) = value, let m = ModifierSet(name: name),
+                         let hold = HudSettings.HoldModifier.allCases.first(where: { ModifierSet(name: $0.rawValue) == m }) {
+                          d.hud.hold = hold
+                          return nil
+                      }
+                      let found = if case .string(let name) = value { "'\(name)'\(hint(name, names + ModifierSet.allNames))" } else { value.kindDescription }
+                      return "hud.hold: expected one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")), found \(found)"
+                  }, merge: { $0.hud.hold = $1.hud.hold }),
+        ConfigKey(section: "hud", name: "delay_ms", doc: "how long the hold modifier is held alone before the HUD shows (ms)",
+                  read: { value, _, _, d in
+                      guard case .integer(let v) = value, v >= 100, v <= 10_000 else {
+                          return "hud.delay_ms: expected an integer from 100 to 10000 (default \(HudSettings.defaultDelayMilliseconds)), found \(value.kindDescription)"
+                      }
+                      d.hud.delayMilliseconds = Int(v)
+                      return nil
+                  }, merge: { $0.hud.delayMilliseconds = $1.hud.delayMilliseconds }),
+        ConfigKey(section: "hud", name: "sequence_delay_ms", doc: "how long a sequence prefix waits before the HUD shows what can follow it (ms)",
+                  read: { value, line, path, d in
+                      guard case .integer(let v) = value, v >= 0, v <= 60_000 else {
+                          return "hud.sequence_delay_ms: expected an integer from 0 to 60000 (default \(HudSettings.defaultSequenceDelayMilliseconds)), found \(value.kindDescription)"
+                      }
+                      d.hud.sequenceDelayMilliseconds = Int(v)
+                      d.hudSequenceDelayLocation = SourceLocation(path: path, line: line)
+                      return nil
+                  }, merge: { $0.hud.sequenceDelayMilliseconds = $1.hud.sequenceDelayMilliseconds; $0.hudSequenceDelayLocation = $1.hudSequenceDelayLocation }),
         ConfigKey(section: "bar", name: "enabled", doc: "the agent starts the shortcuts bar and HUD (default: where the compositor has layer-shell)",
                   read: { value, _, _, d in
                       guard case .boolean(let b) = value else { return "bar.enabled: expected true or false, found \(value.kindDescription)" }
@@ -157,7 +198,7 @@ extension ConfigLoader {
     }
 
     /// The sections made of the keys above, in the order they are read.
-    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "bar"]
+    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "hud", "bar"]
 
     /// Reads one keyed section's table into the draft: each key through its entry, an unknown
     /// key with the nearest names.

@@ -6,8 +6,8 @@ import KbdCommands
 /// Reads the command table file (TOML) into a `Config`, collecting every
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
-    static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "bar"]
+    static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run", "group", "discoverability_title", "action"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud", "bar"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -49,7 +49,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [bar]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar]")
         }
 
         // The sections of plain keys, through the one table of keys (ConfigKeys.swift).
@@ -236,6 +236,18 @@ public enum ConfigLoader {
             return b
         }
         let id = string("id"), title = string("title"), keys = string("keys"), scope = string("scope")
+        let group = string("group"), discoverabilityTitle = string("discoverability_title")
+        var action = Command.Action.run
+        if let e = t.entry("action") {
+            let names = Command.Action.allCases.map(\.rawValue)
+            if case .string(let name) = e.value, let a = Command.Action(rawValue: name) {
+                action = a
+            } else {
+                let found = if case .string(let name) = e.value { "'\(name)'\(hint(name, names))" } else { e.value.kindDescription }
+                problem(e.line, "action: expected \(names.map { "\"\($0)\"" }.joined(separator: " or ")) (\"hud\": the chord toggles the discoverability HUD), found \(found)")
+                ok = false
+            }
+        }
         let rep = bool("repeat")
         let priority = bool("priority_over_text_input")
         var run: [String] = []
@@ -251,7 +263,8 @@ public enum ConfigLoader {
         guard ok else { return nil }
         return CommandFields.command(
             id: id, title: title, keys: keys, scope: scope, repeat: rep, priorityOverTextInput: priority,
-            run: run, location: SourceLocation(path: path, line: t.line)) { field, message in
+            run: run, group: group, discoverabilityTitle: discoverabilityTitle, action: action,
+            location: SourceLocation(path: path, line: t.line)) { field, message in
             problem(t.entry(field)?.line ?? t.line, message)
         }
     }

@@ -62,6 +62,12 @@ public enum EventFormatter {
             field("device", device)
             o += ",\"count\":" + String(count)
             field("reason", reason)
+        case .hud(_, let trigger, let view):
+            // What the HUD shows from the service's own table (replay; the daemon writes each
+            // reader's own with HudPayload). Titles and chords only: never a typed key.
+            for (key, value) in ControlEvent.Hud(trigger: trigger, view: view).fields {
+                o += ",\"" + key + "\":" + value.serialized()
+            }
         }
         return o + "}"
     }
@@ -99,6 +105,11 @@ public enum EventFormatter {
             return head + (fields["layout"].map { $0.serialized() } ?? "") + " " + (fields["keyboard_frame"]?.serialized() ?? "")
         case .dropped(_, let device, let count, let reason):
             return head + "\(count) events (\(reason)) [\(device.escapingControlCharacters)]"
+        case .hud(_, let trigger, let view):
+            guard let view else { return head + "hide (\(trigger.rawValue))" }
+            let count = view.groups.reduce(0) { $0 + $1.entries.count }
+            return head + "show (\(trigger.rawValue))" + (view.pending.map { " after " + $0.text.escapingControlCharacters } ?? "")
+                + " \(count) command\(count == 1 ? "" : "s") in [" + view.groups.map { ($0.title ?? Discoverability.otherGroupTitle).escapingControlCharacters }.joined(separator: ", ") + "]"
         }
     }
 }

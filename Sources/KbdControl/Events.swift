@@ -121,6 +121,15 @@ public struct ControlEvent: Sendable, Equatable {
 
         /// The HUD hidden (what it hides was shown for `trigger`).
         public static func hidden(_ trigger: HudTrigger) -> Hud { Hud(show: false, trigger: trigger) }
+
+        /// The fields after `event` and `time`, in the wire's order.
+        public var fields: [(String, JSONValue)] {
+            var out: [(String, JSONValue)] = [("show", .bool(show)), ("trigger", .string(trigger.rawValue))]
+            guard show else { return out }
+            out += [("pending", pending.map { .string($0) } ?? .null), ("scopes", .array(scopes.map { .string($0) })),
+                    ("text_input", .bool(textInput)), ("groups", .array(groups.map(\.jsonValue)))]
+            return out
+        }
     }
 
     /// A `toolbar` event: `{"scopes","text_input","groups"}`, what the bar shows as buttons.
@@ -132,6 +141,11 @@ public struct ControlEvent: Sendable, Equatable {
             self.scopes = scopes
             self.textInput = textInput
             self.groups = groups
+        }
+
+        /// The fields after `event` and `time`, in the wire's order.
+        public var fields: [(String, JSONValue)] {
+            [("scopes", .array(scopes.map { .string($0) })), ("text_input", .bool(textInput)), ("groups", .array(groups.map(\.jsonValue)))]
         }
     }
 
@@ -199,15 +213,9 @@ public struct ControlEvent: Sendable, Equatable {
             put("seat", .string(seat)); put("active", .bool(active))
             if let uid { put("uid", .number(Double(uid))) }
         case .hud(let hud):
-            put("show", .bool(hud.show)); put("trigger", .string(hud.trigger.rawValue))
-            if hud.show {
-                put("pending", hud.pending.map { .string($0) } ?? .null)
-                put("scopes", .array(hud.scopes.map { .string($0) })); put("text_input", .bool(hud.textInput))
-                put("groups", .array(hud.groups.map(\.jsonValue)))
-            }
+            for (key, value) in hud.fields { put(key, value) }
         case .toolbar(let bar):
-            put("scopes", .array(bar.scopes.map { .string($0) })); put("text_input", .bool(bar.textInput))
-            put("groups", .array(bar.groups.map(\.jsonValue)))
+            for (key, value) in bar.fields { put(key, value) }
         }
         return JSONValue.object(o).serialized()
     }

@@ -80,6 +80,10 @@ public final class ControlSession {
         case reload
         /// A line for the service's log (never typed text, never a window title).
         case log(LogLevel, String)
+        /// `run_command`: fire `command` as if its chord had been typed; `owner` nil, the
+        /// system table's (the runner runs it), else the client whose table has it (its agent
+        /// gets the command event). A command with `action = "hud"` toggles the HUD.
+        case runCommand(Command, owner: Int?, uid: UInt32)
     }
 
     public enum LogLevel: Equatable { case debug, info, warning }
@@ -105,6 +109,9 @@ public final class ControlSession {
 
     /// Per uid outside the service's group: the work budget left and when it was counted.
     private var workBudget: [UInt32: (left: Int, at: EventTime)] = [:]
+    /// `run_command`s per uid: at most this many per second (a bucket holding one second's).
+    public static let runCommandsPerSecond = 20
+    private var runBudget: [UInt32: (left: Int, at: EventTime)] = [:]
 
     private struct Claim<Value> {
         var client: Int
@@ -173,7 +180,7 @@ public final class ControlSession {
 
     public func handle(_ request: ControlRequest, from peer: Peer, view: View) -> Outcome {
         if !peer.trusted, let refusal = Self.userRefusal(request) {
-            return Outcome(reply: .refused(name: "error", message: "\(refusal) (uid \(peer.uid) may register its own commands, subscribe to presence and geometry, set scopes, text input, its keymap and sticky keys, list commands and ping)"), effects: [])
+            return Outcome(reply: .refused(name: "error", message: "\(refusal) (uid \(peer.uid) may register its own commands, subscribe to presence, geometry, hud and toolbar, run commands while its session is active, set scopes, text input, its keymap and sticky keys, list commands and ping)"), effects: [])
         }
         switch request {
         case .register(let specs, let timeout):
@@ -231,8 +238,8 @@ public final class ControlSession {
             if stickyKeys != before { effects.append(.stickyKeys(stickyKeys)) }
             effects.append(.log(.info, "control: client \(peer.id) (uid \(peer.uid)) " + (enabled.map { "set sticky keys \($0 ? "on" : "off")" } ?? "withdrew its sticky keys")))
             return Outcome(reply: .setStickyKeys(enabled), effects: effects)
-        case .runCommand:
-            return Outcome(reply: .refused(name: "run_command", message: "run_command: not in this build yet"), effects: [])
+        case .runCommand(let id, let table):
+            return runCommand(id: id, table: table, for: peer, view: view)
         }
     }
 
@@ -273,7 +280,10 @@ public final class ControlSession {
         }
         func listed(_ listing: CommandListing) -> [ControlReply.ListedCommand] {
             listing.groups.flatMap { scope, entries in
-                entries.map { ControlReply.ListedCommand(scope: scope, id: $0.command.id, title: $0.command.title, chord: $0.command.chordText, repeat: $0.command.repeat) }
+                entries.map {
+                    ControlReply.ListedCommand(scope: scope, id: $0.command.id, title: $0.command.title, chord: $0.command.chordText, repeat: $0.command.repeat,
+                                               group: $0.command.group, discoverabilityTitle: $0.command.discoverabilityTitle, action: $0.command.action)
+                }
             }
         }
         let active = peer.trusted ? systemScopes : (ownScopes(peer.id) ?? [])
@@ -292,6 +302,48 @@ public final class ControlSession {
                                 scopes: chain(scopes), textInput: ownTextInput(owner) ?? (peer.trusted ? systemTextInput : false))
         }
         return result
+    }
+
+    /// The clients whose registered tables are `uid`'s (its agents').
+    public func tableOwners(uid: UInt32) -> [Int] { userTables.filter { $0.uid == uid }.map(\.owner) }
+
+    /// Whether `peer` may see the HUD and the toolbar and run commands now: an operator, or
+    /// the user who owns the active session of a seat (the person at the keyboard).
+    public func seesCommands(_ peer: Peer) -> Bool { peer.trusted || sessions.isActive(peer.uid) }
+
+    /// `run_command`: the command as if its chord had been typed on the caller's seat.
+    func runCommand(id: String, table: CommandTableKind, for peer: Peer, view: View) -> Outcome {
+        func refused(_ message: String) -> Outcome { Outcome(reply: .refused(name: "run_command", message: "run_command: " + message), effects: []) }
+        guard seesCommands(peer) else {
+            return refused("uid \(peer.uid) does not own the active session of a seat; commands run for the person at the keyboard (operators, or the user whose session is active)")
+        }
+        // Like typed chords, a bounded rate: a flood of requests is refused, not queued.
+        let rate = Self.runCommandsPerSecond
+        var (left, at) = runBudget[peer.uid] ?? (rate, view.now)
+        left = min(rate, left + Int(min(max(0, view.now.microseconds - at.microseconds), 1_000_000) * Int64(rate) / 1_000_000))
+        guard left > 0 else {
+            runBudget[peer.uid] = (left, view.now)
+            return refused("more than \(rate) commands per second for uid \(peer.uid); try again shortly")
+        }
+        func unknown(_ ids: [String], _ which: String) -> Outcome {
+            let near = NearestNames.nearest(to: id, in: ids, limit: 2)
+            return refused("no command \(JSONValue.quoted(id)) in \(which)\(near.isEmpty ? "" : " (did you mean \(NearestNames.list(near))?)")")
+        }
+        let effect: Effect
+        switch table {
+        case .system:
+            guard let command = view.systemTable.command(id: id) else { return unknown(view.systemTable.commands.map(\.id), "the service's table") }
+            effect = .runCommand(command, owner: nil, uid: peer.uid)
+        case .user:
+            // The caller's own table if it registered one, else its uid's agent's.
+            let owners = [peer.id] + tableOwners(uid: peer.uid).filter { $0 != peer.id }
+            guard let (owner, command) = owners.lazy.compactMap({ o in self.table(of: o)?.command(id: id).map { (o, $0) } }).first else {
+                return unknown(owners.compactMap { self.table(of: $0) }.flatMap { $0.commands.map(\.id) }, "the table uid \(peer.uid) registered")
+            }
+            effect = .runCommand(command, owner: owner, uid: peer.uid)
+        }
+        runBudget[peer.uid] = (left - 1, view.now)
+        return Outcome(reply: .runCommand, effects: [effect])
     }
 
     /// Why a user's client may not make this request, nil when it may.
@@ -328,7 +380,8 @@ public final class ControlSession {
         for (i, spec) in specs.enumerated() {
             let command = CommandFields.command(
                 id: spec.id, title: spec.title, keys: spec.keys, scope: spec.scope, repeat: spec.repeat,
-                priorityOverTextInput: spec.priorityOverTextInput, location: SourceLocation(path: "commands[\(i)]", line: i + 1)
+                priorityOverTextInput: spec.priorityOverTextInput, group: spec.group, discoverabilityTitle: spec.discoverabilityTitle,
+                action: spec.action, location: SourceLocation(path: "commands[\(i)]", line: i + 1)
             ) { _, message in problems.append("commands[\(i)] (\(spec.id)): \(message)") }
             if let command {
                 if command.keys.count > Self.maxSequenceChords {
@@ -363,6 +416,7 @@ public final class ControlSession {
     /// The bytes a registered command costs (its text, and a fixed share for its entry).
     static func size(of spec: ControlRequest.CommandSpec) -> Int {
         64 + spec.id.utf8.count + (spec.title?.utf8.count ?? 0) + spec.keys.utf8.count + (spec.scope?.utf8.count ?? 0)
+            + (spec.group?.utf8.count ?? 0) + (spec.discoverabilityTitle?.utf8.count ?? 0)
     }
 
     /// Takes `cost` from the uid's budget of registration work; why not, when it is spent.
@@ -390,6 +444,7 @@ public final class ControlSession {
             for c in other.table.commands {
                 chords += c.keys.count
                 bytes += 64 + c.id.utf8.count + c.title.utf8.count + c.keysText.utf8.count + c.scope.utf8.count
+                    + (c.group?.utf8.count ?? 0) + (c.discoverabilityTitle?.utf8.count ?? 0)
             }
         }
         if commands > Self.maxUserCommands { return "uid \(peer.uid) would have \(commands) registered commands; at most \(Self.maxUserCommands) over all its connections" }

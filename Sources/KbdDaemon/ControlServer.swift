@@ -37,6 +37,8 @@ final class ControlServer {
         private(set) var output: [UInt8] = []
         private var head = 0
         var subscriptions: Set<PipelineEvent.Kind> = []
+        /// The last `toolbar` event sent (nil: none yet, or the client may not see one now).
+        var lastToolbar: ControlEvent.Toolbar?
         /// Registered for writability (output is waiting for the socket).
         fileprivate(set) var wantsWritable = false
         /// Not read while its unread replies pile up.

@@ -168,7 +168,8 @@ public final class KeyboardDaemon {
                      options: Pipeline.Options(emitKeys: options.allowKeyEvents, compose: options.allowKeyEvents ? options.compose : .none,
                                                deviceFilter: loaded.config.devices,
                                                presenceDebounceMilliseconds: options.presenceDebounceMilliseconds,
-                                               presencePolicy: loaded.config.presence, stickyKeys: loaded.config.stickyKeys))
+                                               presencePolicy: loaded.config.presence, stickyKeys: loaded.config.stickyKeys,
+                                               hud: loaded.config.hud))
     }
 
     public var config: Config { loaded.config }
@@ -243,6 +244,9 @@ public final class KeyboardDaemon {
                 if let client = control.clients[fd] { serve(client, readFirst: false) }
             }
         }
+        // After the replies: toolbars that changed, and what run_command fired.
+        if toolbarsStale { refreshToolbars() }
+        if !events.isEmpty { publish() }
     }
 
     private static func isInput(_ token: UInt64) -> Bool {
@@ -420,6 +424,12 @@ public final class KeyboardDaemon {
                 logger.info("hardware keyboard \(present ? "present" : "absent") (\(reason.rawValue))")
             case .dropped(_, let device, let count, let reason):
                 logger.warning("\(count) events dropped on \"\(device)\" (\(reason))")
+            case .hud(let time, let trigger, let view):
+                // Each reader gets its own: the system table and its uid's, if it may see them.
+                logger.debug("hud \(view == nil ? "hidden" : "shown") (\(trigger.rawValue))")
+                sendHud(time: time, trigger: trigger, view: view)
+                observer?(event)
+                continue
             case .key, .attach, .detach, .geometry:
                 break
             }
@@ -435,6 +445,70 @@ public final class KeyboardDaemon {
         for client in control.clients.values where client.subscriptions.contains(event.eventKind) {
             if line == nil { line = EventFormatter.json(event) }
             switch control.send(line!, to: client) {
+            case .sent: break
+            case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
+            case .broken: drop(client, reason: nil)
+            }
+        }
+    }
+
+    // MARK: - HUD and toolbar
+
+    private func peer(_ client: ControlServer.Client) -> ControlSession.Peer {
+        ControlSession.Peer(id: client.id, uid: client.uid, trusted: client.trusted)
+    }
+
+    /// What a client's HUD and toolbar show: the system table, and the tables its uid registered.
+    private func commandSources(for client: ControlServer.Client) -> [Discoverability.Source] {
+        var sources = [Discoverability.Source(table: pipeline.table, scopes: pipeline.router.activeScopes, textInput: pipeline.router.textInputActive)]
+        for owner in session.tableOwners(uid: client.uid) {
+            guard let table = pipeline.userTables.first(where: { $0.owner == owner })?.table, let state = pipeline.userState(owner: owner) else { continue }
+            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput))
+        }
+        return sources
+    }
+
+    /// A `hud` event to each subscriber that may see it (an operator, or the user who owns
+    /// an active session), with its own tables. A prefix of a user's table shows only to
+    /// that user's clients.
+    private func sendHud(time: EventTime, trigger: HudTrigger, view: Discoverability.View?) {
+        guard let control else { return }
+        let seconds = Double(time.microseconds) / 1_000_000
+        for client in control.clients.values where client.subscriptions.contains(.hud) && session.seesCommands(peer(client)) {
+            var hud = ControlEvent.Hud.hidden(trigger)
+            if let view {
+                let sources = commandSources(for: client)
+                if let owner = view.pending?.owner, !sources.contains(where: { $0.owner == owner }) { continue }
+                hud = ControlEvent.Hud(trigger: trigger, view: Discoverability.View(pending: view.pending, sources: sources))
+            }
+            switch control.send(ControlEvent(time: seconds, payload: .hud(hud)).line, to: client) {
+            case .sent: break
+            case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
+            case .broken: drop(client, reason: nil)
+            }
+        }
+    }
+
+    /// Something a toolbar shows may have changed (scopes, text input, tables, who is at the
+    /// seat, a subscription): checked once the turn's requests are answered.
+    private var toolbarsStale = false
+
+    /// Sends each `toolbar` subscriber that may see it what it shows now, when that changed;
+    /// a pending prefix no longer pending hides its HUD.
+    private func refreshToolbars() {
+        toolbarsStale = false
+        pipeline.settleHud(at: clock(), into: &events)
+        guard let control else { return }
+        let seconds = Double(clock().microseconds) / 1_000_000
+        for client in control.clients.values where client.subscriptions.contains(.toolbar) {
+            guard session.seesCommands(peer(client)) else {
+                client.lastToolbar = nil
+                continue
+            }
+            let bar = ControlEvent.Toolbar(Discoverability.View(pending: nil, sources: commandSources(for: client)))
+            guard bar != client.lastToolbar else { continue }
+            client.lastToolbar = bar
+            switch control.send(ControlEvent(time: seconds, payload: .toolbar(bar)).line, to: client) {
             case .sent: break
             case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
             case .broken: drop(client, reason: nil)
@@ -563,6 +637,7 @@ public final class KeyboardDaemon {
     @discardableResult
     private func apply(_ effects: [ControlSession.Effect], for client: ControlServer.Client?) -> Bool {
         var reload = false
+        if effects.contains(where: { if case .log = $0 { false } else { true } }) { toolbarsStale = true }
         for effect in effects {
             switch effect {
             case .systemScopes(let scopes): pipeline.setScopes(scopes)
@@ -576,7 +651,20 @@ public final class KeyboardDaemon {
             case .stickyKeys(let on):
                 pipeline.setStickyKeys(on)
                 logger.info("sticky keys \(pipeline.mapper.stickyKeysOn ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))")
-            case .subscribe(_, let kinds): client?.subscriptions = kinds
+            case .subscribe(_, let kinds):
+                client?.subscriptions = kinds
+                client?.lastToolbar = nil
+            case .runCommand(let command, let owner, let uid):
+                // As if typed: the usual command event (logged, run, broadcast), or to the agent
+                // that registered it; a HUD command toggles the HUD. Published after the reply.
+                let now = clock(), device = "run_command (uid \(uid))"
+                if command.action == .hud {
+                    pipeline.toggleHud(at: now, into: &events)
+                } else if let owner {
+                    events.append(.ownedCommand(owner: owner, time: now, device: device, command: command, chord: command.chordText))
+                } else {
+                    events.append(.command(time: now, device: device, command: command, chord: command.chordText))
+                }
             case .reload: reload = true
             case .log(.debug, let message): logger.debug("\(message)")
             case .log(.info, let message): logger.info("\(message)")
@@ -653,7 +741,7 @@ public final class KeyboardDaemon {
         }
         do {
             if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && next.config.presence == loaded.config.presence
-                && next.config.stickyKeys == loaded.config.stickyKeys && geometryUnchanged(next.config) {
+                && next.config.stickyKeys == loaded.config.stickyKeys && next.config.hud == loaded.config.hud && geometryUnchanged(next.config) {
                 pipeline.replaceTable(next.config.table)
             } else {
                 // A new keymap needs new xkb states: rebuild the pipeline and re-attach the open keyboards.
@@ -679,6 +767,7 @@ public final class KeyboardDaemon {
             return .refused(String(describing: error))
         }
         loaded = next
+        toolbarsStale = true
         logger.info("reloaded \(next.config.path): \(next.config.table.commands.count) commands")
         return .reloaded
     }

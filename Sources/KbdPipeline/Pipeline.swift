@@ -20,13 +20,16 @@ public final class Pipeline {
         public var presencePolicy: PresencePolicy
         /// `[accessibility] sticky_keys`.
         public var stickyKeys: Bool
+        /// `[hud]`: when the discoverability HUD shows (nil or not enabled: never).
+        public var hud: HudSettings?
 
         public init(
             emitKeys: Bool = false, compose: ComposeSource = .none, deviceFilter: DeviceFilter = DeviceFilter(),
             presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, presencePolicy: PresencePolicy = .auto,
-            stickyKeys: Bool = false
+            stickyKeys: Bool = false, hud: HudSettings? = nil
         ) {
             self.stickyKeys = stickyKeys
+            self.hud = hud
             self.emitKeys = emitKeys
             self.compose = compose
             self.deviceFilter = deviceFilter
@@ -65,6 +68,11 @@ public final class Pipeline {
     /// Devices inside a SYN_DROPPED frame (their events are discarded until SYN_REPORT).
     private var droppingDevices = 0
     private var routerOutputs: [ChordRouter.Output] = []
+    /// The discoverability HUD (hold, `action = "hud"`, pending sequences).
+    public private(set) var hud: HudState
+    /// `[hud] enabled` (read once per key: off, the HUD costs typing nothing more).
+    private let hudEnabled: Bool
+    private var hudOutputs: [HudState.Output] = []
     /// Events read from devices and processed, or counted as dropped.
     public private(set) var eventsProcessed = 0
     public private(set) var eventsDropped = 0
@@ -80,6 +88,8 @@ public final class Pipeline {
                                                                                  stickyKeys: options.stickyKeys))
         self.router = ChordRouter(table: table, scopes: scopes, textInputActive: textInputActive)
         self.presence = KeyboardPresence(debounceMilliseconds: options.presenceDebounceMilliseconds, policy: options.presencePolicy)
+        self.hud = HudState(settings: options.hud ?? HudSettings(enabled: false))
+        self.hudEnabled = options.hud?.enabled ?? false
     }
 
     public var table: CommandTable { router.table }
@@ -211,6 +221,7 @@ public final class Pipeline {
     public var nextDeadline: EventTime? {
         var earliest: EventTime? = presence.nextDeadline
         if let a = router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
+        if let a = hud.nextDeadline, earliest == nil || a < earliest! { earliest = a }
         for u in userRouters {
             if let a = u.router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
         }
@@ -219,10 +230,75 @@ public final class Pipeline {
 
     /// Fires timers due at or before `time`.
     public func advance(to time: EventTime, into out: inout [PipelineEvent]) {
+        if hudEnabled, let due = hud.nextDeadline, due <= time {
+            // Before the routers: a prefix's continuations show at their delay (never after the
+            // sequence's timeout: sequencePending does not wait longer), and the sequence then
+            // waits a timeout more, while they are read.
+            hud.expire(at: time, into: &hudOutputs)
+            emitHud(into: &out)
+        }
         routerOutputs.removeAll(keepingCapacity: true)
         router.expire(at: time, into: &routerOutputs)
         for i in userRouters.indices { userRouters[i].router.expire(at: time, into: &routerOutputs) }
+        if hudEnabled { hudSequenceSignals(at: time, into: &out) }
         if let (at, reason) = presence.expire(at: time) { emitPresence(false, reason, at: at, into: &out) }
+    }
+
+    /// The HUD after a change between events (scopes, tables, who is at the seat): a
+    /// prefix's continuations shown for a sequence no longer pending are hidden.
+    public func settleHud(at time: EventTime, into out: inout [PipelineEvent]) {
+        guard hudEnabled, hud.sequenceActive, pendingFor(hud.pendingOwner) == nil else { return }
+        hud.sequenceEnded(at: time, into: &hudOutputs)
+        emitHud(into: &out)
+    }
+
+    /// Toggles the HUD (a command with `action = "hud"` ran through `run_command`).
+    public func toggleHud(at time: EventTime, into out: inout [PipelineEvent]) {
+        guard hudEnabled else { return }
+        hud.toggle(at: time, into: &hudOutputs)
+        emitHud(into: &out)
+    }
+
+    /// The routers' outputs about sequences (in `routerOutputs`), for the HUD.
+    private func hudSequenceSignals(at time: EventTime, into out: inout [PipelineEvent]) {
+        for output in routerOutputs {
+            if case .sequenceCancelled(let at, _) = output { hud.sequenceEnded(at: at, into: &hudOutputs) }
+        }
+        emitHud(into: &out)
+    }
+
+    /// The pending prefix of the system table's router (`owner` nil) or of `owner`'s.
+    private func pendingFor(_ owner: Int?) -> (keys: [ChordKey], scope: String)? {
+        guard let owner else { return router.pendingPrefix }
+        return userRouters.first { $0.owner == owner }?.router.pendingPrefix
+    }
+
+    /// The HUD's view for the system table (the daemon completes it for each reader).
+    public func hudView(pending: HudState.Pending?) -> Discoverability.View {
+        Discoverability.View(pending: pending, sources: [Discoverability.Source(table: router.table, scopes: router.activeScopes,
+                                                                                textInput: router.textInputActive)])
+    }
+
+    /// The HUD's outputs as pipeline events. A shown prefix extends its sequence's wait.
+    private func emitHud(into out: inout [PipelineEvent]) {
+        guard !hudOutputs.isEmpty else { return }
+        for output in hudOutputs {
+            switch output {
+            case .show(let time, let trigger, let pending):
+                if let pending {
+                    let wait = time.adding(milliseconds: (pending.owner == nil ? router.table : userRouters.first { $0.owner == pending.owner }?.router.table)?.sequenceTimeoutMilliseconds ?? 0)
+                    if let owner = pending.owner {
+                        for i in userRouters.indices where userRouters[i].owner == owner { userRouters[i].router.extendPending(until: wait) }
+                    } else {
+                        router.extendPending(until: wait)
+                    }
+                }
+                out.append(.hud(time: time, trigger: trigger, view: hudView(pending: pending)))
+            case .hide(let time, let trigger):
+                out.append(.hud(time: time, trigger: trigger, view: nil))
+            }
+        }
+        hudOutputs.removeAll(keepingCapacity: true)
     }
 
     /// Ends a pending presence debounce now (after the devices present at start were opened:
@@ -315,6 +391,10 @@ public final class Pipeline {
                 routerOutputs.removeAll(keepingCapacity: true)
                 router.deviceDetached(id, at: time, into: &routerOutputs)
                 for i in userRouters.indices { userRouters[i].router.deviceDetached(id, at: time, into: &routerOutputs) }
+                if hudEnabled {
+                    hud.deviceDetached(id, at: time, into: &hudOutputs)
+                    hudSequenceSignals(at: time, into: &out)
+                }
             }
             if device.dropping { droppingDevices -= 1 }
             devices[id] = nil
@@ -345,6 +425,11 @@ public final class Pipeline {
     private func route(_ key: KeyEvent, device source: Device, into out: inout [PipelineEvent]) {
         let device = source.name
         if options.emitKeys { out.append(.key(key, device: device)) }
+        // The HUD sees modifier keys, and every key only while it is shown or a hold is armed.
+        if hudEnabled, key.isModifierKey || !hud.isQuiet {
+            hud.handle(key, othersHeld: self.mapper.keysDown(key.device).contains { $0 != key.code }, into: &hudOutputs)
+            emitHud(into: &out)
+        }
         guard !key.synthetic else { return }
         if !heldAtSwitch.isEmpty, heldAtSwitch.contains(HeldKey(device: key.device, code: key.code)) {
             // Held across a user switch: its repeats fire nothing; a release or a new press ends that.
@@ -362,10 +447,18 @@ public final class Pipeline {
                 out.append(.chord(time: time, device: device, chord: chord.description))
             case .command(let time, _, let command, let chord):
                 systemTook = true
+                if hudEnabled || command.action == .hud, hudCommand(command, owner: nil, at: time, into: &out) { continue }
                 let text = command.isSequence ? command.chordText : chord.description
                 out.append(.command(time: time, device: device, command: command, chord: text))
-            case .sequencePending, .sequenceCancelled:
-                break
+            case .sequencePending(let time, _):
+                if hudEnabled, let p = router.pendingPrefix {
+                    hudPending(HudState.Pending(owner: nil, keys: p.keys, scope: p.scope), table: router.table, at: time, into: &out)
+                }
+            case .sequenceCancelled(let time, _):
+                if hudEnabled {
+                    hud.sequenceEnded(at: time, into: &hudOutputs)
+                    emitHud(into: &out)
+                }
             }
         }
         guard !userRouters.isEmpty else { return }
@@ -382,11 +475,49 @@ public final class Pipeline {
             }
             if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
             userRouters[i].router.handle(key, into: &routerOutputs)
-            for case .command(let time, _, let command, let chord) in routerOutputs {
-                let text = command.isSequence ? command.chordText : chord.description
-                out.append(.ownedCommand(owner: userRouters[i].owner, time: time, device: device, command: command, chord: text))
+            let owner = userRouters[i].owner
+            for output in routerOutputs {
+                switch output {
+                case .command(let time, _, let command, let chord):
+                    if hudEnabled || command.action == .hud, hudCommand(command, owner: owner, at: time, into: &out) { continue }
+                    let text = command.isSequence ? command.chordText : chord.description
+                    out.append(.ownedCommand(owner: owner, time: time, device: device, command: command, chord: text))
+                case .sequencePending(let time, _):
+                    if hudEnabled, let p = userRouters[i].router.pendingPrefix {
+                        hudPending(HudState.Pending(owner: owner, keys: p.keys, scope: p.scope), table: userRouters[i].router.table, at: time, into: &out)
+                    }
+                case .sequenceCancelled(let time, _):
+                    if hudEnabled {
+                        hud.sequenceEnded(at: time, into: &hudOutputs)
+                        emitHud(into: &out)
+                    }
+                case .chord:
+                    break
+                }
             }
         }
+    }
+
+    /// A fired command, for the HUD: a sequence that completed ends its continuations; a
+    /// command with `action = "hud"` toggles the HUD instead of running (true: it did).
+    private func hudCommand(_ command: Command, owner: Int?, at time: EventTime, into out: inout [PipelineEvent]) -> Bool {
+        // With the HUD off (`[hud] enabled = false`), a HUD command does nothing at all.
+        guard hudEnabled else { return true }
+        if hud.sequenceActive, hud.pendingOwner == owner { hud.sequenceEnded(at: time, into: &hudOutputs) }
+        if command.action == .hud { hud.toggle(at: time, into: &hudOutputs) }
+        emitHud(into: &out)
+        return command.action == .hud
+    }
+
+    /// A prefix is pending: the HUD shows its continuations after `[hud] sequence_delay_ms`,
+    /// unless the sequence times out first (then never: `check` warns).
+    private func hudPending(_ pending: HudState.Pending, table: CommandTable, at time: EventTime, into out: inout [PipelineEvent]) {
+        if hud.settings.sequenceDelayMilliseconds <= table.sequenceTimeoutMilliseconds || hud.shown?.trigger == .sequence {
+            hud.sequencePending(pending, at: time, into: &hudOutputs)
+        } else {
+            hud.sequenceEnded(at: time, into: &hudOutputs)
+        }
+        emitHud(into: &out)
     }
 
     private func emitPresence(_ present: Bool, _ reason: PresenceReason, at time: EventTime, into out: inout [PipelineEvent]) {

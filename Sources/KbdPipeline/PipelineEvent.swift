@@ -19,11 +19,14 @@ public enum PipelineEvent: Sendable {
     case geometry(time: EventTime, report: GeometryReport)
     /// Events the pipeline dropped for a device (SYN_DROPPED frames, impossible transitions).
     case dropped(time: EventTime, device: String, count: Int, reason: String)
+    /// The discoverability HUD shown (`view`: what it shows from the system table, which the
+    /// daemon completes with each reader's own table) or hidden (`view` nil). Never a typed key.
+    case hud(time: EventTime, trigger: HudTrigger, view: Discoverability.View?)
 
     public var time: EventTime {
         switch self {
         case .attach(let t, _, _, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _), .ownedCommand(_, let t, _, _, _),
-            .presence(let t, _, _), .geometry(let t, _), .dropped(let t, _, _, _):
+            .presence(let t, _, _), .geometry(let t, _), .dropped(let t, _, _, _), .hud(let t, _, _):
             return t
         case .key(let k, _): return k.time
         }
@@ -53,6 +56,7 @@ public enum PipelineEvent: Sendable {
         case .presence: return .presence
         case .geometry: return .geometry
         case .dropped: return .dropped
+        case .hud: return .hud
         }
     }
 

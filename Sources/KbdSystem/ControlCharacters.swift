@@ -21,6 +21,9 @@ extension String {
         return out
     }
 
+    /// Whether the text has a character `escapingControlCharacters` would escape.
+    public var containsControlCharacters: Bool { unicodeScalars.contains(where: Self.isControl) }
+
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value
         return v < 0x20 || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029

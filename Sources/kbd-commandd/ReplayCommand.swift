@@ -20,7 +20,10 @@ struct ReplayCommand: ParsableCommand {
             generic keyboard named after the file). Several files are merged by timestamp. The \
             output is what the daemon would do: device attach/detach, hardware-keyboard presence, \
             chords (with Ctrl, Alt or Super) and fired commands. Key events carry typed text and \
-            are printed only with --print keys or --print all.
+            are printed only with --print keys or --print all. --print hud prints the \
+            discoverability HUD as [hud] configures it: shown (holding Super alone, a command with \
+            action = "hud", a sequence prefix left pending) with the commands it lists, and hidden \
+            again; never a typed key.
 
             Text output has one clock: the first line says so, and each line starts with the \
             seconds since the recordings' first event. --format json prints JSON Lines, one \
@@ -31,6 +34,7 @@ struct ReplayCommand: ParsableCommand {
             Examples:
               kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml
               kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/ctrl-shift-c.evemu /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
+              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml --print hud --format json
             """
     )
 
@@ -38,7 +42,7 @@ struct ReplayCommand: ParsableCommand {
     static let textHeader = "# time: seconds since the first event; then the event and its details (--format json: the recordings' own timestamps)"
 
     enum PrintWhat: String, ExpressibleByArgument, CaseIterable {
-        case keys, chords, commands, all
+        case keys, chords, commands, hud, all
     }
 
     @Argument(help: ArgumentHelp("evemu recordings, one device each.", valueName: "file"), completion: .file(extensions: ["evemu"]))
@@ -49,7 +53,7 @@ struct ReplayCommand: ParsableCommand {
 
     @Option(
         name: .customLong("print"), parsing: .singleValue,
-        help: ArgumentHelp("What to print besides device events: keys, chords, commands or all (repeatable; default chords and commands).", valueName: "what"))
+        help: ArgumentHelp("What to print besides device events: keys, chords, commands, hud (the discoverability HUD shown and hidden) or all (repeatable; default chords and commands).", valueName: "what"))
     var print: [PrintWhat] = []
 
     @Option(help: ArgumentHelp("Output format: text or json (JSON Lines).", valueName: "format"))
@@ -77,6 +81,7 @@ struct ReplayCommand: ParsableCommand {
             let showKeys = what.contains(.keys) || what.contains(.all)
             let showChords = what.contains(.chords) || what.contains(.all)
             let showCommands = what.contains(.commands) || what.contains(.all)
+            let showHud = what.contains(.hud) || what.contains(.all)
             let compose: ComposeSource
             if let composeFile {
                 compose = .file(path: composeFile, locale: "en_US.UTF-8")
@@ -87,7 +92,7 @@ struct ReplayCommand: ParsableCommand {
                 keymap: keymap, table: config.table, scopes: splitList(scope), textInputActive: textInputActive,
                 geometry: try config.geometryState(),
                 options: Pipeline.Options(emitKeys: showKeys, compose: showKeys ? compose : .none, deviceFilter: config.devices,
-                                          presencePolicy: config.presence, stickyKeys: config.stickyKeys))
+                                          presencePolicy: config.presence, stickyKeys: config.stickyKeys, hud: config.hud))
             // Recordings that overlap in time are open together: allow as many as the hard limit does.
             raiseOpenFileLimit()
             let source = try RecordingSource(paths: files)
@@ -105,6 +110,7 @@ struct ReplayCommand: ParsableCommand {
                     case .key: if !showKeys { continue }
                     case .chord: if !showChords { continue }
                     case .command: if !showCommands { continue }
+                    case .hud: if !showHud { continue }
                     default: break
                     }
                     stdout.write(format == .json ? EventFormatter.json(event) : EventFormatter.text(event, since: origin ?? .zero))
