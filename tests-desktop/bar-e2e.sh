@@ -47,21 +47,63 @@ screen_w=${OUTPUT_MODE%x*} screen_h=${OUTPUT_MODE#*x}
 # The HUD's region: the middle of the output.
 hud_region=($(( screen_w / 2 - 150 )) $(( screen_h / 2 - 100 )) 300 200)
 
+# The system table: groups and titles as an app would give them; Ctrl+S in the focused
+# window's scope (foot: the agent sets the scopes from sway's focus) shadows the global one.
+# Mark writes the proof of a tap.
 write_configs() {
     cat > "$work/system.toml" <<TOML
 [[command]]
+id = "save-scrollback"
+title = "Save"
+discoverability_title = "Save Scrollback"
+group = "File"
+scope = "foot"
+keys = "Ctrl+S"
+run = ["true"]
+
+[[command]]
 id = "mark"
 title = "Mark"
-group = "Test"
-discoverability_title = "Mark the proof file"
+discoverability_title = "Mark the Proof File"
+group = "File"
 keys = "Ctrl+Alt+M"
 run = ["/bin/sh", "-c", "echo tapped >> $work/tapped"]
 
 [[command]]
-id = "nothing"
-title = "Nothing"
-group = "Test"
-keys = "Ctrl+Alt+N"
+id = "save"
+title = "Save"
+group = "File"
+keys = "Ctrl+S"
+run = ["true"]
+
+[[command]]
+id = "find"
+title = "Find"
+discoverability_title = "Find in Scrollback"
+group = "Edit"
+scope = "foot"
+keys = "Ctrl+Shift+F"
+run = ["true"]
+
+[[command]]
+id = "copy"
+title = "Copy"
+group = "Edit"
+keys = "Ctrl+Shift+C"
+run = ["true"]
+
+[[command]]
+id = "zoom-in"
+title = "Zoom In"
+group = "View"
+keys = "Ctrl+Plus"
+run = ["true"]
+
+[[command]]
+id = "terminal"
+title = "Terminal"
+discoverability_title = "New Terminal"
+keys = "Ctrl+Alt+T"
 run = ["true"]
 TOML
     chmod 644 "$work/system.toml"
@@ -97,10 +139,10 @@ sway_run() {
     check "sway: foot has the keyboard focus with the bar shown" focused_is_foot
     local before="$work/before.ppm" during="$work/during.ppm" after="$work/after.ppm"
     screenshot_ppm > "$before"
-    # The tap: the middle of the first button, in output coordinates.
-    local b; b=$(grep '^toolbar-button 0 ' "$SESSION_DIR/agent.log" | tail -1)
+    # The tap: the middle of the Mark button, in output coordinates.
+    local b; b=$(grep '^toolbar-button [0-9]* .* Mark$' "$SESSION_DIR/agent.log" | tail -1)
     if [ -n "$b" ]; then
-        read -r _ _ bx by bw bh <<<"$b"
+        read -r _ _ bx by bw bh _ <<<"$b"
         as_user "$bin/tap" $(( bx + bw / 2 )) $(( screen_h - 55 + by + bh / 2 )) "$screen_w" "$screen_h" >/dev/null
     fi
     check "sway: a tap on the bar's Mark button ran its system command" wait_for 5 grep -qx tapped "$work/tapped"
@@ -113,7 +155,7 @@ sway_run() {
     check "sway: foot has the keyboard focus while the HUD is shown" focused_is_foot
     if [ -n "${SHOTS:-}" ]; then
         mkdir -p "$SHOTS"
-        as_user grim -l 9 -g "$(( screen_w / 2 - 230 )),$(( screen_h / 2 - 110 )) 460x220" - > "$SHOTS/bar-hud.png"
+        as_user grim -l 9 -g "$(( screen_w / 2 - 280 )),$(( screen_h / 2 - 200 )) 560x400" - > "$SHOTS/bar-hud.png"
         as_user grim -l 9 -g "0,$(( screen_h - 55 )) ${screen_w}x55" - > "$SHOTS/bar-toolbar.png"
     fi
     at 9500

@@ -148,11 +148,12 @@ void kbdbar_toolbar_group(const char *title) {
 /// GTK's GtkAllocation (GdkRectangle): where a widget is in its window.
 typedef struct { int x, y, width, height; } Allocation;
 
+const char *gtk_button_get_label(GtkWidget *button);
+
 /// KBD_BAR_TRACE: where each button is, for a test that taps it ("toolbar-button INDEX X Y
-/// WIDTH HEIGHT" in the bar's coordinates).
+/// WIDTH HEIGHT LABEL" in the bar's coordinates; the label is a command's title).
 static void allocated(GtkWidget *button, Allocation *a, gpointer data) {
-    (void)button;
-    fprintf(stderr, "toolbar-button %d %d %d %d %d\n", (int)(intptr_t)data, a->x, a->y, a->width, a->height);
+    fprintf(stderr, "toolbar-button %d %d %d %d %d %s\n", (int)(intptr_t)data, a->x, a->y, a->width, a->height, gtk_button_get_label(button));
 }
 
 static void clicked(GtkWidget *button, gpointer data) {
