@@ -168,17 +168,40 @@ sway_run() {
     cleanup
 }
 
-# KWin: the exclusive zone through KWin's own window geometry is not readable without
-# scripting, so the bar's configure (its trace) and the service's HUD events are checked.
+# KWin's work area (what a maximised window gets), from a KWin script (its print() goes
+# to KWin's log): "X Y WIDTH HEIGHT".
+area_runs=0
+kwin_area() {
+    area_runs=$((area_runs + 1))
+    local name="kbd-area-$area_runs" lines
+    lines=$(grep -c '^js: kbd-area ' "$SESSION_DIR/kwin.log")
+    as_user busctl --user call org.kde.KWin /Scripting org.kde.kwin.Scripting loadScript ss "$work/area.js" "$name" >/dev/null || return 1
+    as_user busctl --user call org.kde.KWin /Scripting org.kde.kwin.Scripting start >/dev/null || return 1
+    wait_for 5 eval "[ \$(grep -c '^js: kbd-area ' '$SESSION_DIR/kwin.log') -gt $lines ]"
+    as_user busctl --user call org.kde.KWin /Scripting org.kde.kwin.Scripting unloadScript s "$name" >/dev/null
+    grep '^js: kbd-area ' "$SESSION_DIR/kwin.log" | tail -1 | cut -d' ' -f3-
+}
+kwin_area_height_is() { [ "$(kwin_area | cut -d' ' -f4)" = "$1" ]; }
+
+# KWin: the exclusive zone as KWin's work area (grim has no screenshots of KWin: the bar's
+# own trace says when the HUD was painted).
 kwin_run() {
     fresh_work "$work"
     "$here/session.sh" start --kwin >/dev/null || { failed=$((failed + 1)); echo "FAILED: kwin: the session did not start"; return; }
     write_configs
+    cat > "$work/area.js" <<'JS'
+var a = workspace.clientArea(KWin.MaximizeArea, workspace.activeScreen, workspace.currentDesktop);
+print("kbd-area " + a.x + " " + a.y + " " + a.width + " " + a.height);
+JS
+    chmod 644 "$work/area.js"
+    check "kwin: the work area is the whole output before the keyboard" kwin_area_height_is "$screen_h"
     start_agent_and_service
     check "kwin: the agent started the bar, which connected" wait_for 10 grep -q "connected to" "$SESSION_DIR/agent.log"
     check "kwin: the bar was painted while the keyboard is present" wait_for 10 grep -q "^toolbar-frame" "$SESSION_DIR/agent.log"
+    check "kwin: the work area is shorter by the bar's 55 px while the keyboard is present" wait_for 5 kwin_area_height_is $(( screen_h - 55 ))
     at 6500
     check "kwin: the HUD is painted while Super is held" wait_for 3 grep -q "^hud-frame" "$SESSION_DIR/agent.log"
+    check "kwin: the work area is the whole output again after the detach" wait_for 15 kwin_area_height_is "$screen_h"
     if [ "$failed" -gt 0 ]; then echo "--- service"; cat "$work/service.log"; echo "--- agent and bar"; cat "$SESSION_DIR/agent.log"; fi
     cleanup
 }
