@@ -163,7 +163,10 @@ let package = Package(
         .executableTarget(
             name: "kbd-commandd-bar",
             dependencies: ["KbdBar", "CBarShim", "KbdConfig", "KbdControl", "KbdService", "KbdSystem"],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // As the agent's link: no Swift runtime needed at run time, packed relocations.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                           "-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).
         .executableTarget(
