@@ -35,6 +35,11 @@ switches() {
 }
 threads() { ls /proc/"$1"/task | wc -l; }
 kib() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/smaps_rollup"; }
+# own PID: the RSS (KiB) of the mappings of PID's own executable (the rest is libraries and heap).
+own() {
+    local exe; exe=$(readlink "/proc/$1/exe")
+    awk -v exe="$exe" '/^[0-9a-f]+-[0-9a-f]+ / { mine = ($6 == exe) } mine && $1 == "Rss:" { s += $2 } END { print s + 0 }' "/proc/$1/smaps"
+}
 
 "$here/session.sh" start >/dev/null 2>&1 || die "the session did not start"
 spawn_as_user "$work/standin.log" "$PYTHON" "$here/bar-standin.py" "$work/socket" "$work/sent" "$count" "$(( quiet + 3 ))"
@@ -47,7 +52,7 @@ unset EXTRA_ENV
 wait_for 10 grep -q '^toolbar-frame' "$work/bar.log" || { cat "$work/bar.log"; die "the bar did not paint its toolbar"; }
 sleep 1
 s0=$(switches "$bar"); sleep "$quiet"; s1=$(switches "$bar")
-bar_wakeups=$(( s1 - s0 )) bar_rss=$(kib "$bar" Rss) bar_pss=$(kib "$bar" Pss) bar_threads=$(threads "$bar")
+bar_wakeups=$(( s1 - s0 )) bar_rss=$(kib "$bar" Rss) bar_pss=$(kib "$bar" Pss) bar_threads=$(threads "$bar") bar_own=$(own "$bar")
 wait_for $(( count + 10 )) grep -q '^done' "$work/standin.log" || die "the stand-in did not finish"
 sleep 0.5
 latency=$("$PYTHON" - "$work/sent" "$work/bar.log" <<'PY'
@@ -68,11 +73,11 @@ cleanup
 wvkbd=$("$here/session.sh" wvkbd 2>/dev/null | tail -1)
 sleep 1
 s0=$(switches "$wvkbd"); sleep "$quiet"; s1=$(switches "$wvkbd")
-wv_wakeups=$(( s1 - s0 )) wv_rss=$(kib "$wvkbd" Rss) wv_pss=$(kib "$wvkbd" Pss) wv_threads=$(threads "$wvkbd")
+wv_wakeups=$(( s1 - s0 )) wv_rss=$(kib "$wvkbd" Rss) wv_pss=$(kib "$wvkbd" Pss) wv_threads=$(threads "$wvkbd") wv_own=$(own "$wvkbd")
 cleanup
 
-echo "| program | idle wake-ups in ${quiet} s | RSS KiB | PSS KiB | threads |"
-echo "|---|---|---|---|---|"
-echo "| kbd-commandd-bar (toolbar shown) | $bar_wakeups | $bar_rss | $bar_pss | $bar_threads |"
-echo "| wvkbd-mobintl (shown) | $wv_wakeups | $wv_rss | $wv_pss | $wv_threads |"
+echo "| program | idle wake-ups in ${quiet} s | RSS KiB | PSS KiB | of which its own binary KiB | threads |"
+echo "|---|---|---|---|---|---|"
+echo "| kbd-commandd-bar (toolbar shown) | $bar_wakeups | $bar_rss | $bar_pss | $bar_own | $bar_threads |"
+echo "| wvkbd-mobintl (shown) | $wv_wakeups | $wv_rss | $wv_pss | $wv_own | $wv_threads |"
 echo "bar HUD $latency"

@@ -42,6 +42,15 @@ foot_height_is() { [ "$(foot_height)" = "$1" ]; }
 focused_is_foot() { [ "$(as_user swaymsg -t get_tree | probe focused)" = foot ]; }
 # at MS: waits until MS milliseconds after the service started (the recording's clock).
 at() { local until=$(( service_t0 + $1 * 1000 )); while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done; }
+# tap_button LABEL: a tap in the middle of the bar's button LABEL (where the bar's trace says
+# it is, in the bar's coordinates; the bar is the output's bottom 55 pixels).
+tap_button() {
+    local b bx by bw bh
+    b=$(grep "^toolbar-button [0-9]* .* $1\$" "$SESSION_DIR/agent.log" | tail -1)
+    [ -n "$b" ] || return 0
+    read -r _ _ bx by bw bh _ <<<"$b"
+    as_user "$bin/tap" $(( bx + bw / 2 )) $(( screen_h - 55 + by + bh / 2 )) "$screen_w" "$screen_h" >/dev/null
+}
 # The output's size (OUTPUT_MODE).
 screen_w=${OUTPUT_MODE%x*} screen_h=${OUTPUT_MODE#*x}
 # The HUD's region: the middle of the output.
@@ -109,7 +118,22 @@ TOML
     chmod 644 "$work/system.toml"
     local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
     mkdir -p "$cfg"
-    printf '[osk]\nbackend = "none"\n\n[bar]\nenabled = true\n' > "$cfg/config.toml"
+    # The user's own table: Note runs through the agent (run_command of a user command).
+    cat > "$cfg/config.toml" <<TOML
+[osk]
+backend = "none"
+
+[bar]
+enabled = true
+
+[[command]]
+id = "note"
+title = "Note"
+discoverability_title = "Note in the User's Proof"
+group = "Mine"
+keys = "Ctrl+Alt+U"
+run = ["/bin/sh", "-c", "echo note >> $work/user/proof"]
+TOML
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
 }
 
@@ -139,13 +163,10 @@ sway_run() {
     check "sway: foot has the keyboard focus with the bar shown" focused_is_foot
     local before="$work/before.ppm" during="$work/during.ppm" after="$work/after.ppm"
     screenshot_ppm > "$before"
-    # The tap: the middle of the Mark button, in output coordinates.
-    local b; b=$(grep '^toolbar-button [0-9]* .* Mark$' "$SESSION_DIR/agent.log" | tail -1)
-    if [ -n "$b" ]; then
-        read -r _ _ bx by bw bh _ <<<"$b"
-        as_user "$bin/tap" $(( bx + bw / 2 )) $(( screen_h - 55 + by + bh / 2 )) "$screen_w" "$screen_h" >/dev/null
-    fi
+    tap_button Mark
     check "sway: a tap on the bar's Mark button ran its system command" wait_for 5 grep -qx tapped "$work/tapped"
+    tap_button Note
+    check "sway: a tap on the bar's Note button ran the user's command through the agent" wait_for 5 grep -qx note "$work/user/proof"
     check "sway: foot kept the keyboard focus after the tap" focused_is_foot
     at 7500
     screenshot_ppm > "$during"
@@ -164,6 +185,15 @@ sway_run() {
     check "sway: foot's window gets its height back after the detach" wait_for 15 foot_height_is "$full"
     check "sway: foot kept the keyboard focus throughout" focused_is_foot
     check "sway: nothing typed reached a log" eval "! grep -qi 'KEY_LEFTMETA\\|keysym' '$work/service.log' '$SESSION_DIR/agent.log'"
+    # The service restarts: the bar reconnects (the client's backoff) and shows the bar again.
+    kill "$service_pid"; wait "$service_pid" 2>/dev/null; service_pid=
+    check "sway: the bar noticed the service went away" wait_for 5 grep -q "lost the service" "$SESSION_DIR/agent.log"
+    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
+        --replay "$here/bar-super-hold.evemu" >>"$work/service.log" 2>&1 &
+    service_pid=$!
+    check "sway: the bar reconnected to the new service" \
+        wait_for 10 eval "[ \$(grep -c 'kbd-commandd-bar: connected to' '$SESSION_DIR/agent.log') -ge 2 ]"
+    check "sway: the bar is back with the keyboard of the new replay" wait_for 10 foot_height_is $(( full - 55 ))
     if [ "$failed" -gt 0 ]; then echo "--- service"; cat "$work/service.log"; echo "--- agent and bar"; cat "$SESSION_DIR/agent.log"; fi
     cleanup
 }
