@@ -44,6 +44,15 @@ public struct CommandListing {
     /// The listing as text, one line per scope and per command. Titles, ids and scopes come
     /// from the config: their control characters are escaped, so a title cannot add a line
     /// or drive the terminal.
+    /// `  (group: Edit)  (HUD title: Save File)  (toggles the HUD)`, for what a command has.
+    public static func discoverability(_ group: String?, _ title: String?, _ action: Command.Action) -> String {
+        var out = ""
+        if let group { out += "  (group: \(group.escapingControlCharacters))" }
+        if let title { out += "  (HUD title: \(title.escapingControlCharacters))" }
+        if action == .hud { out += "  (toggles the HUD)" }
+        return out
+    }
+
     public func text() -> String {
         var out = ""
         let titles = groups.map { $0.entries.map(\.command.title.escapingControlCharacters) }
@@ -54,6 +63,7 @@ public struct CommandListing {
                 let title = titles[g][e]
                 out += "  " + title + String(repeating: " ", count: max(2, width + 2 - title.count)) + entry.command.chordText.escapingControlCharacters
                 if entry.command.repeat { out += "  (repeats)" }
+                out += Self.discoverability(entry.command.group, entry.command.discoverabilityTitle, entry.command.action)
                 if let s = entry.shadowedBy { out += "  (shadowed by \(s.escapingControlCharacters))" }
                 out += "\n"
             }

@@ -31,6 +31,8 @@ public struct Config: Sendable {
     public var stickyKeys = false
     /// `[hud]`: when the discoverability HUD shows.
     public var hud = HudSettings()
+    /// Whether a `[hud]` key is set.
+    public var hudConfigured = false
     /// Where `[hud] sequence_delay_ms` is, for its warning.
     public var hudSequenceDelayLocation: SourceLocation? = nil
     /// `[bar] enabled`: whether the session agent starts the shortcuts bar (kbd-commandd-bar);

@@ -16,6 +16,8 @@ struct ConfigDraft {
     var textInputSource = TextInputSource.auto
     var stickyKeys = false
     var hud = HudSettings()
+    /// A `[hud]` key is set (check then says what the HUD does).
+    var hudConfigured = false
     /// Where `[hud] sequence_delay_ms` is, for its warning.
     var hudSequenceDelayLocation: SourceLocation?
     var barEnabled: Bool?
@@ -33,6 +35,7 @@ struct ConfigDraft {
         textInputSource = c.textInputSource
         stickyKeys = c.stickyKeys
         hud = c.hud
+        hudConfigured = c.hudConfigured
         hudSequenceDelayLocation = c.hudSequenceDelayLocation
         barEnabled = c.barEnabled
     }
@@ -47,6 +50,7 @@ struct ConfigDraft {
         config.textInputSource = textInputSource
         config.stickyKeys = stickyKeys
         config.hud = hud
+        config.hudConfigured = hudConfigured
         config.hudSequenceDelayLocation = hudSequenceDelayLocation
         config.barEnabled = barEnabled
     }
@@ -127,36 +131,40 @@ extension ConfigLoader {
                   read: { value, _, _, d in
                       guard case .boolean(let b) = value else { return "hud.enabled: expected true or false, found \(value.kindDescription)" }
                       d.hud.enabled = b
+                      d.hudConfigured = true
                       return nil
-                  }, merge: { $0.hud.enabled = $1.hud.enabled }),
+                  }, merge: { $0.hud.enabled = $1.hud.enabled; $0.hudConfigured = true }),
         ConfigKey(section: "hud", name: "hold", doc: "the modifier held alone to show the HUD: Ctrl, Alt, Shift, Super or AltGr",
                   read: { value, _, _, d in
                       let names = HudSettings.HoldModifier.allCases.map(\.rawValue)
                       if case .string(let name) = value, let m = ModifierSet(name: name),
                          let hold = HudSettings.HoldModifier.allCases.first(where: { ModifierSet(name: $0.rawValue) == m }) {
                           d.hud.hold = hold
+                          d.hudConfigured = true
                           return nil
                       }
-                      let found = if case .string(let name) = value { "'\(name)'\(hint(name, names + ModifierSet.allNames))" } else { value.kindDescription }
+                      let found = if case .string(let name) = value { "'\(name)'\(hint(name, ModifierSet.allNames))" } else { value.kindDescription }
                       return "hud.hold: expected one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")), found \(found)"
-                  }, merge: { $0.hud.hold = $1.hud.hold }),
+                  }, merge: { $0.hud.hold = $1.hud.hold; $0.hudConfigured = true }),
         ConfigKey(section: "hud", name: "delay_ms", doc: "how long the hold modifier is held alone before the HUD shows (ms)",
                   read: { value, _, _, d in
                       guard case .integer(let v) = value, v >= 100, v <= 10_000 else {
-                          return "hud.delay_ms: expected an integer from 100 to 10000 (default \(HudSettings.defaultDelayMilliseconds)), found \(value.kindDescription)"
+                          return "hud.delay_ms: expected an integer from 100 to 10000 (default \(HudSettings.defaultDelayMilliseconds)), found \(numberOrKind(value))"
                       }
                       d.hud.delayMilliseconds = Int(v)
+                      d.hudConfigured = true
                       return nil
-                  }, merge: { $0.hud.delayMilliseconds = $1.hud.delayMilliseconds }),
+                  }, merge: { $0.hud.delayMilliseconds = $1.hud.delayMilliseconds; $0.hudConfigured = true }),
         ConfigKey(section: "hud", name: "sequence_delay_ms", doc: "how long a sequence prefix waits before the HUD shows what can follow it (ms)",
                   read: { value, line, path, d in
                       guard case .integer(let v) = value, v >= 0, v <= 60_000 else {
-                          return "hud.sequence_delay_ms: expected an integer from 0 to 60000 (default \(HudSettings.defaultSequenceDelayMilliseconds)), found \(value.kindDescription)"
+                          return "hud.sequence_delay_ms: expected an integer from 0 to 60000 (default \(HudSettings.defaultSequenceDelayMilliseconds)), found \(numberOrKind(value))"
                       }
                       d.hud.sequenceDelayMilliseconds = Int(v)
+                      d.hudConfigured = true
                       d.hudSequenceDelayLocation = SourceLocation(path: path, line: line)
                       return nil
-                  }, merge: { $0.hud.sequenceDelayMilliseconds = $1.hud.sequenceDelayMilliseconds; $0.hudSequenceDelayLocation = $1.hudSequenceDelayLocation }),
+                  }, merge: { $0.hud.sequenceDelayMilliseconds = $1.hud.sequenceDelayMilliseconds; $0.hudSequenceDelayLocation = $1.hudSequenceDelayLocation; $0.hudConfigured = true }),
         ConfigKey(section: "bar", name: "enabled", doc: "the agent starts the shortcuts bar and HUD (default: where the compositor has layer-shell)",
                   read: { value, _, _, d in
                       guard case .boolean(let b) = value else { return "bar.enabled: expected true or false, found \(value.kindDescription)" }
@@ -164,6 +172,12 @@ extension ConfigLoader {
                       return nil
                   }, merge: { $0.barEnabled = $1.barEnabled }),
     ]
+
+    /// `5` for an integer, else what the value is (`a string`).
+    static func numberOrKind(_ value: TOMLValue) -> String {
+        if case .integer(let v) = value { return String(v) }
+        return value.kindDescription
+    }
 
     /// [keymap]: strings, checked together once the section is read (ConfigLoader.interpret).
     static let keymapKeys: [ConfigKey] = [

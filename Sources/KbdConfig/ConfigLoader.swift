@@ -238,6 +238,7 @@ public enum ConfigLoader {
         let id = string("id"), title = string("title"), keys = string("keys"), scope = string("scope")
         let group = string("group"), discoverabilityTitle = string("discoverability_title")
         var action = Command.Action.run
+        var actionKnown = true
         if let e = t.entry("action") {
             let names = Command.Action.allCases.map(\.rawValue)
             if case .string(let name) = e.value, let a = Command.Action(rawValue: name) {
@@ -245,7 +246,8 @@ public enum ConfigLoader {
             } else {
                 let found = if case .string(let name) = e.value { "'\(name)'\(hint(name, names))" } else { e.value.kindDescription }
                 problem(e.line, "action: expected \(names.map { "\"\($0)\"" }.joined(separator: " or ")) (\"hud\": the chord toggles the discoverability HUD), found \(found)")
-                ok = false
+                // The other fields are still checked: every problem in one run.
+                actionKnown = false
             }
         }
         let rep = bool("repeat")
@@ -261,11 +263,12 @@ public enum ConfigLoader {
         }
         // A field of the wrong type was reported above: not "needs 'id'" as well.
         guard ok else { return nil }
-        return CommandFields.command(
+        let command = CommandFields.command(
             id: id, title: title, keys: keys, scope: scope, repeat: rep, priorityOverTextInput: priority,
             run: run, group: group, discoverabilityTitle: discoverabilityTitle, action: action,
             location: SourceLocation(path: path, line: t.line)) { field, message in
             problem(t.entry(field)?.line ?? t.line, message)
         }
+        return actionKnown ? command : nil
     }
 }

@@ -51,9 +51,55 @@ extension ConfigLoader {
                 out.append(.init(location: c.location, message: "run = [\"\(program)\", …] (command '\(c.id)'): '\(program)' is not on PATH (\(searchPath)); the service could not start it. Install it or give its full path"))
             }
         }
+        out += hudWarnings(config)
         if config.devices.grab {
             out.append(.init(location: config.grabLocation ?? SourceLocation(path: config.path, line: 0), message: "devices.grab = true: while the service runs, the keyboards' keys no longer reach the desktop, the console or any other program (only its commands see them)"))
         }
         return out
+    }
+}
+
+extension ConfigLoader {
+    /// What `check` warns about the HUD and the groups: a `[hud] sequence_delay_ms` longer than
+    /// the sequence timeout (the continuations would never show), and group names that differ
+    /// only in case or spaces (they show as two groups: one was meant).
+    public static func hudWarnings(_ config: Config) -> [ConfigError.Problem] {
+        var out: [ConfigError.Problem] = []
+        let timeout = config.table.sequenceTimeoutMilliseconds
+        if config.hud.enabled, config.hud.sequenceDelayMilliseconds > timeout, let sequence = config.table.commands.first(where: \.isSequence) {
+            // At the key when it is set, else at the first sequence (the default delay is longer than the timeout).
+            out.append(.init(location: config.hudSequenceDelayLocation ?? sequence.location,
+                             message: "hud.sequence_delay_ms = \(config.hud.sequenceDelayMilliseconds): longer than a sequence waits for its next chord ([settings] sequence_timeout_ms = \(timeout)), so the HUD never shows what can follow a prefix; set it to \(timeout) or less (0 shows at once)"))
+        }
+        var seen: [String: (name: String, command: Command)] = [:]
+        for c in config.table.commands {
+            guard let group = c.group else { continue }
+            let key = String(group.lowercased().filter { !$0.isWhitespace })
+            if let first = seen[key] {
+                if first.name != group {
+                    out.append(.init(location: c.location, message: "group = \"\(group)\" (command '\(c.id)') differs from group = \"\(first.name)\" (command '\(first.command.id)' at \(first.command.location)) only in case or spaces: the HUD and the bar show them as two groups; write them the same"))
+                }
+            } else {
+                seen[key] = (group, c)
+            }
+        }
+        return out
+    }
+
+    /// `check`'s line about the HUD and the bar, for a config that uses them (a `[hud]`
+    /// section, a group, a discoverability title or a HUD command); nil otherwise.
+    public static func hudSummary(_ config: Config) -> String? {
+        let commands = config.table.commands
+        let toggles = commands.filter { $0.action == .hud }.count
+        guard config.hudConfigured || toggles > 0 || commands.contains(where: { $0.group != nil || $0.discoverabilityTitle != nil }) else { return nil }
+        guard config.hud.enabled else { return "HUD: off ([hud] enabled = false)" }
+        var groups: [String] = []
+        for c in commands { if let g = c.group, !groups.contains(g) { groups.append(g) } }
+        let other = commands.filter { $0.group == nil }.count
+        var line = "HUD: shows after \(config.hud.hold.rawValue) is held alone for \(config.hud.delayMilliseconds) ms, and a sequence's continuations after \(config.hud.sequenceDelayMilliseconds) ms"
+        if toggles > 0 { line += "; \(toggles) command\(toggles == 1 ? "" : "s") toggle\(toggles == 1 ? "s" : "") it" }
+        line += "; groups: " + (groups.isEmpty ? "none" : groups.joined(separator: ", "))
+        if other > 0 { line += " (\(other) command\(other == 1 ? "" : "s") under \"Other\")" }
+        return line
     }
 }

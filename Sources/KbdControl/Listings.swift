@@ -24,13 +24,17 @@ extension DeviceRow {
 
 extension CommandListing {
     /// One object per command in listing order: `scope`, `id`, `title`, `chord`, `repeat`,
-    /// and `shadowed_by` (the scope that wins the chord instead, or null) when asked for.
+    /// `group`, `discoverability_title` and `"action":"hud"` when the command has them, and
+    /// `shadowed_by` (the scope that wins the chord instead, or null) when asked for.
     public func jsonValues(shadowing: Bool) -> [JSONValue] {
         var items: [JSONValue] = []
         for (scope, entries) in groups {
             for e in entries {
                 var o = JSONObject([("scope", .string(scope)), ("id", .string(e.command.id)), ("title", .string(e.command.title)),
                                     ("chord", .string(e.command.chordText)), ("repeat", .bool(e.command.repeat))])
+                if let group = e.command.group { _ = o.updateValue(.string(group), forKey: "group") }
+                if let title = e.command.discoverabilityTitle { _ = o.updateValue(.string(title), forKey: "discoverability_title") }
+                if e.command.action != .run { _ = o.updateValue(.string(e.command.action.rawValue), forKey: "action") }
                 if shadowing { _ = o.updateValue(e.shadowedBy.map { .string($0) } ?? .null, forKey: "shadowed_by") }
                 items.append(.object(o))
             }

@@ -177,6 +177,9 @@ public final class KeyboardDaemon {
     public var hardwareKeyboardPresent: Bool { pipeline.presence.reported }
     public var presenceReason: PresenceReason { pipeline.presence.reason }
     public var socketPath: String? { control?.path }
+    /// When the pipeline next needs the loop without input (a pending sequence, a HUD's
+    /// delay, presence debounce); nil: nothing pending, the loop sleeps until input.
+    public var pipelineDeadline: EventTime? { pipeline.nextDeadline }
 
     /// Watches an outside descriptor (a signalfd, say); `handler` runs when it is readable.
     public func addExternal(_ fd: Int32, handler: @escaping () -> Void) throws {

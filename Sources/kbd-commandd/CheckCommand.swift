@@ -93,6 +93,9 @@ struct CheckCommand: ParsableCommand {
             let sequences = table.commands.filter(\.isSequence).count
             let layouts = "\(keymap.names.layout ?? "") \(keymap.layoutNames.joined(separator: ", ")) (from \(source))".escapingControlCharacters
             stdout.write("\(paths.joined(separator: ", ").escapingControlCharacters): OK: \(table.commands.count) commands (\(sequences) sequences) in \(table.scopes.count) scopes; keymap \(layouts)\n")
+            if let hud = ConfigLoader.hudSummary(loaded) {
+                stdout.write(hud.escapingControlCharacters + "\n")
+            }
             try stdout.flush()
         }
     }

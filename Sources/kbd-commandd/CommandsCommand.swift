@@ -21,6 +21,11 @@ struct CommandsCommand: ParsableCommand {
             socket): the scopes active now (set by a session agent from the focused window, or by \
             a client), whether text input is on, and the service's commands in that order.
 
+            A command's group and HUD title (`group`, `discoverability_title`: what the \
+            discoverability HUD and the shortcuts bar show) follow its chord, as does \
+            "toggles the HUD" for action = "hud"; --format json has them as "group", \
+            "discoverability_title" and "action".
+
             Examples:
               kbd-commandd commands
               kbd-commandd commands --config /usr/share/doc/kbd-commandd/examples/commands.toml --scope editor
@@ -90,7 +95,8 @@ extension CommandsCommand {
                     out += item.scope.escapingControlCharacters + "\n"
                     current = item.scope
                 }
-                out += "  " + item.title.escapingControlCharacters + "  " + item.chord.escapingControlCharacters + "\n"
+                out += "  " + item.title.escapingControlCharacters + "  " + item.chord.escapingControlCharacters
+                    + CommandListing.discoverability(item.group, item.discoverabilityTitle, item.action) + "\n"
             }
         }
         listing(reply.commands)

@@ -17,8 +17,11 @@ struct WatchCommand: ParsableCommand {
         abstract: "Print the daemon's events as they happen (a control-socket client).",
         discussion: """
             Subscribes to event kinds and prints each event: attach, detach, presence, chord, \
-            command, geometry, dropped (default: all of these). `key` carries typed text and works \
-            only when the daemon runs with --allow-key-events.
+            command, geometry, dropped, session (default: all of these). `key` carries typed text and works \
+            only when the daemon runs with --allow-key-events. `hud` (the discoverability HUD \
+            shown and hidden) and `toolbar` (what the shortcuts bar shows, sent at once and on \
+            every change) are asked for by name; they reach operators and the user whose session \
+            is active, never anyone else.
 
             After subscribing, and after every reconnect, it prints the state the service reports \
             at that moment as events marked "current": true (presence with its reason, and the \
@@ -27,6 +30,7 @@ struct WatchCommand: ParsableCommand {
             Examples:
               kbd-commandd watch --events attach,detach,presence --format json
               kbd-commandd watch --events presence --reconnect
+              kbd-commandd watch --events hud,toolbar --format json
             """
     )
 

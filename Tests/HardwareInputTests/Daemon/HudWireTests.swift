@@ -1,4 +1,6 @@
 import KbdJSON
+import KbdCore
+import KbdKeymap
 import KbdCommands
 import KbdPipeline
 @testable import KbdControl
@@ -89,5 +91,63 @@ import Testing
         #expect(reply.line.contains(#"{"scope":"editor","id":"s","title":"Save","chord":"Ctrl+S","repeat":false,"group":"Edit","discoverability_title":"Save File","action":"hud"}"#))
         #expect(reply.line.contains(#"{"scope":"global","id":"q","title":"Q","chord":"Ctrl+Q","repeat":false}"#))
         #expect(try ControlReply.parse(reply.line) == reply)
+    }
+}
+
+/// `run_command` and who sees the HUD, in the session's rules (no socket): only operators
+/// and the active session's user; a user's command only from its own uid's table.
+@Suite struct HudSessionTests {
+    static let system = try! CommandTable(commands: [Command(id: "save", title: "Save", keys: [try! ChordKey(parsing: "Ctrl+S")])])
+    static var view: ControlSession.View { ControlSession.View(hardwareKeyboard: true, presenceReason: "", geometry: nil, systemTable: system, allowKeyEvents: false, devices: { [] }) }
+    static let alice = ControlSession.Peer(id: 2, uid: 1000, trusted: false)
+    static let bob = ControlSession.Peer(id: 3, uid: 1001, trusted: false)
+    static let root = ControlSession.Peer(id: 4, uid: 0, trusted: true)
+
+    func session() -> ControlSession {
+        let s = ControlSession()
+        _ = s.sessionsChanged(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: 1000]), problem: nil)
+        return s
+    }
+
+    func effects(_ o: ControlSession.Outcome) -> [(String, Int?)] {
+        o.effects.compactMap { if case .runCommand(let c, let owner, _) = $0 { (c.id, owner) } else { nil } }
+    }
+
+    @Test func onlyTheActiveUserAndOperatorsRunCommandsEachFromItsOwnTable() {
+        let s = session()
+        _ = s.handle(#"{"request":"register","commands":[{"id":"bobs","keys":"Ctrl+Alt+B"}]}"#, from: Self.bob, view: Self.view)
+        _ = s.handle(#"{"request":"register","commands":[{"id":"alices","keys":"Ctrl+Alt+A"}]}"#, from: Self.alice, view: Self.view)
+        #expect(s.seesCommands(Self.alice) && s.seesCommands(Self.root) && !s.seesCommands(Self.bob))
+        let bob = s.handle(.runCommand(id: "bobs", table: .user), from: Self.bob, view: Self.view)
+        #expect(bob.reply?.error?.hasPrefix("run_command: uid 1001 does not own the active session of a seat") == true)
+        #expect(effects(bob).isEmpty)
+        // Alice cannot reach Bob's table, nor Bob hers.
+        let cross = s.handle(.runCommand(id: "bobs", table: .user), from: Self.alice, view: Self.view)
+        #expect(cross.reply == .refused(name: "run_command", message: "run_command: no command \"bobs\" in the table uid 1000 registered"))
+        // From another connection of hers (the bar), her agent's table.
+        let bar = ControlSession.Peer(id: 9, uid: 1000, trusted: false)
+        #expect(effects(s.handle(.runCommand(id: "alices", table: .user), from: bar, view: Self.view)).map(\.0) == ["alices"])
+        #expect(effects(s.handle(.runCommand(id: "alices", table: .user), from: bar, view: Self.view)).map(\.1) == [2])
+        #expect(effects(s.handle(.runCommand(id: "save", table: .system), from: Self.root, view: Self.view)).map(\.0) == ["save"])
+        #expect(effects(s.handle(.runCommand(id: "save", table: .system), from: Self.root, view: Self.view)).map(\.1) == [nil])
+        #expect(s.handle(.runCommand(id: "sav", table: .system), from: Self.root, view: Self.view).reply
+                == .refused(name: "run_command", message: "run_command: no command \"sav\" in the service's table (did you mean 'save'?)"))
+        // The seat changes hands: Bob now, Alice no more.
+        _ = s.sessionsChanged(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: 1001]), problem: nil)
+        #expect(effects(s.handle(.runCommand(id: "bobs", table: .user), from: Self.bob, view: Self.view)).map(\.0) == ["bobs"])
+        #expect(s.handle(.runCommand(id: "alices", table: .user), from: bar, view: Self.view).reply?.ok == false)
+    }
+
+    @Test func runCommandIsRateLimitedPerUID() {
+        let s = session()
+        var view = Self.view
+        view.now = EventTime(seconds: 50, microseconds: 0)
+        let replies = (0..<25).map { _ in s.handle(.runCommand(id: "save", table: .system), from: Self.alice, view: view).reply }
+        #expect(replies.prefix(20).allSatisfy { $0 == .runCommand })
+        #expect(replies[20] == .refused(name: "run_command", message: "run_command: more than 20 commands per second for uid 1000; try again shortly"))
+        // An operator's budget is its own; a second later Alice's has refilled.
+        #expect(s.handle(.runCommand(id: "save", table: .system), from: Self.root, view: view).reply == .runCommand)
+        view.now = EventTime(seconds: 51, microseconds: 0)
+        #expect(s.handle(.runCommand(id: "save", table: .system), from: Self.alice, view: view).reply == .runCommand)
     }
 }
