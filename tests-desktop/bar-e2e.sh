@@ -165,6 +165,10 @@ sway_run() {
     screenshot_ppm > "$before"
     tap_button Mark
     check "sway: a tap on the bar's Mark button ran its system command" wait_for 5 grep -qx tapped "$work/tapped"
+    # The groups the bar drew last: both tables', "Other" (commands without a group) last.
+    check "sway: the bar shows the user's own group (the agent registers groups) and Other last" \
+        eval "[ \"\$(grep '^toolbar-group ' '$SESSION_DIR/agent.log' | tail -5 | cut -d' ' -f2- | sort | tr '\n' ,)\" = Edit,File,Mine,Other,View, ] \
+              && [ \"\$(grep '^toolbar-group ' '$SESSION_DIR/agent.log' | tail -1)\" = 'toolbar-group Other' ]"
     tap_button Note
     check "sway: a tap on the bar's Note button ran the user's command through the agent" wait_for 5 grep -qx note "$work/user/proof"
     check "sway: foot kept the keyboard focus after the tap" focused_is_foot

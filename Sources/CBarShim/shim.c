@@ -142,6 +142,7 @@ void kbdbar_toolbar_begin(int32_t height) {
 }
 
 void kbdbar_toolbar_group(const char *title) {
+    if (bar.trace) fprintf(stderr, "toolbar-group %s\n", title);
     gtk_box_pack_start(bar.toolbar_box, label(title, "group"), 0, 0, 0);
 }
 

@@ -371,7 +371,8 @@ final class AgentLoop {
         let commands = config?.table.commands ?? []
         let specs = commands.map {
             ControlRequest.CommandSpec(id: $0.id, title: $0.title, keys: $0.keysText, scope: $0.scope, repeat: $0.repeat,
-                                       priorityOverTextInput: $0.priorityOverTextInput)
+                                       priorityOverTextInput: $0.priorityOverTextInput, group: $0.group,
+                                       discoverabilityTitle: $0.discoverabilityTitle, action: $0.action)
         }
         var timeout: Int?
         if let t = config?.table.sequenceTimeoutMilliseconds, t != CommandTable.defaultSequenceTimeoutMilliseconds { timeout = t }
