@@ -37,6 +37,7 @@ for option in gtk raw; do
     times=() rss=0 pss=0 libs=0
     for _ in $(seq "$runs"); do
         out=$SESSION_DIR/$option.out
+        rm -f "$out"  # never the line of the run before
         t0=$(date +%s.%N)
         spawn_as_user "$out" "$b/toolkit-$option"
         pid=$SPAWNED_PID
