@@ -198,6 +198,10 @@ sway_run() {
     check "sway: the bar reconnected to the new service" \
         wait_for 10 eval "[ \$(grep -c 'kbd-commandd-bar: connected to' '$SESSION_DIR/agent.log') -ge 2 ]"
     check "sway: the bar is back with the keyboard of the new replay" wait_for 10 foot_height_is $(( full - 55 ))
+    # The agent stops: so does its bar, and its exclusive zone goes with it.
+    kill "$agent_pid"; wait "$agent_pid" 2>/dev/null; agent_pid=
+    check "sway: the agent stopped its bar when it stopped" eval "[ -z \"\$(pids_named kbd-commandd-ba)\" ]"
+    check "sway: foot gets its height back with the bar gone" wait_for 5 foot_height_is "$full"
     if [ "$failed" -gt 0 ]; then echo "--- service"; cat "$work/service.log"; echo "--- agent and bar"; cat "$SESSION_DIR/agent.log"; fi
     cleanup
 }

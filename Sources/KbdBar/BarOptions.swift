@@ -64,6 +64,16 @@ public struct BarOptions: Equatable, Sendable {
         return "GNOME Shell (Mutter) has no layer-shell (zwlr_layer_shell_v1), which the bar needs"
     }
 
+    /// The Wayland socket a client would connect to (libwayland's rule: `WAYLAND_DISPLAY`, an
+    /// absolute path or a name in `XDG_RUNTIME_DIR`, default `wayland-0`); nil when neither
+    /// says where (then there is no display to try).
+    public static func waylandSocket(_ environment: [String: String]) -> String? {
+        let name = environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 } ?? "wayland-0"
+        if name.hasPrefix("/") { return name }
+        guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else { return nil }
+        return runtime + "/" + name
+    }
+
     public static let synopsis = "kbd-commandd bar [--socket <path>] [--config <file>]"
 
     public static let help = """

@@ -50,9 +50,14 @@ func main() -> Int32 {
             say("no control socket: \(ControlSocketPath.system) does not exist and XDG_RUNTIME_DIR is unset (use --socket)")
             return ExitStatus.usage
         }
+        // No compositor to connect to: said before the toolkit starts (and allocates for good).
+        guard let display = BarOptions.waylandSocket(environment), access(display, F_OK) == 0 else {
+            say("no Wayland display to connect to (WAYLAND_DISPLAY in XDG_RUNTIME_DIR); not starting")
+            return exitUnavailable
+        }
         switch kbdbar_init() {
         case Int32(KBDBAR_NO_DISPLAY):
-            say("cannot open the Wayland display (WAYLAND_DISPLAY=\(environment["WAYLAND_DISPLAY"] ?? "unset")); not starting")
+            say("cannot open the Wayland display (WAYLAND_DISPLAY); not starting")
             return exitUnavailable
         case Int32(KBDBAR_NO_LAYER_SHELL):
             say("the compositor has no layer-shell (zwlr_layer_shell_v1; GNOME's Mutter has none); not starting")

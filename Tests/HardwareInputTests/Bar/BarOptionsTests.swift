@@ -24,6 +24,14 @@ import Testing
         #expect(BarOptions.unsupportedDesktop([:]) == nil)
     }
 
+    @Test func waylandSocketAsLibwaylandFindsIt() {
+        #expect(BarOptions.waylandSocket(["XDG_RUNTIME_DIR": "/run/user/1000"]) == "/run/user/1000/wayland-0")
+        #expect(BarOptions.waylandSocket(["XDG_RUNTIME_DIR": "/run/user/1000", "WAYLAND_DISPLAY": "wayland-1"]) == "/run/user/1000/wayland-1")
+        #expect(BarOptions.waylandSocket(["WAYLAND_DISPLAY": "/tmp/w"]) == "/tmp/w")
+        #expect(BarOptions.waylandSocket(["WAYLAND_DISPLAY": "wayland-1"]) == nil)
+        #expect(BarOptions.waylandSocket([:]) == nil)
+    }
+
     @Test func helpTeachesTheContract() {
         for needle in ["kbd-commandd bar", "[bar] enabled", "layer-shell", "GNOME", "69", "--socket", "--config"] {
             #expect(BarOptions.help.contains(needle), "--help does not mention \(needle)")
