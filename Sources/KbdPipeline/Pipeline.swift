@@ -309,6 +309,15 @@ public final class Pipeline {
 
     /// Processes one source event.
     public func process(_ event: SourceEvent, into out: inout [PipelineEvent]) {
+        // Most events are SYN_REPORT and MSC_SCAN: while no device is inside a dropped frame
+        // they change nothing and need neither a device lookup nor the timers (a deadline
+        // they pass fires at the next event that does something, or at `advance`/`finish`,
+        // with the same output: timers fire at their own times).
+        if case .input(_, let input) = event, droppingDevices == 0, input.type != EventType.key, input.type != EventType.sw,
+           !(input.type == EventType.syn && input.code == SynCode.dropped) {
+            eventsProcessed += 1
+            return
+        }
         if let deadline = nextDeadline, event.time > deadline { advance(to: event.time, into: &out) }
         switch event {
         case .attached(let id, let description, let given, let time):
@@ -330,12 +339,6 @@ public final class Pipeline {
 
         case .input(let id, let input):
             eventsProcessed += 1
-            // Most events are SYN_REPORT and MSC_SCAN: while no device is inside a dropped
-            // frame they change nothing, and need no device lookup.
-            if droppingDevices == 0, input.type != EventType.key, input.type != EventType.sw,
-               !(input.type == EventType.syn && input.code == SynCode.dropped) {
-                return
-            }
             guard let device = devices[id] else { return }
             if input.type == EventType.syn {
                 if input.code == SynCode.dropped {
@@ -495,6 +498,12 @@ public final class Pipeline {
                     break
                 }
             }
+        }
+        // A user's prefix the loop above dropped (the service's table took the key, or the key
+        // came from another seat) takes its continuations with it.
+        if hudEnabled, let owner = hud.pendingOwner, pendingFor(owner) == nil {
+            hud.sequenceEnded(at: key.time, into: &hudOutputs)
+            emitHud(into: &out)
         }
     }
 

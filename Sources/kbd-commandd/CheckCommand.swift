@@ -25,7 +25,11 @@ struct CheckCommand: ParsableCommand {
             sent to subscribers), chords no key of the keymap gives (F13 on a us keymap types \
             XF86Tools), run arguments written for a shell (~, $VAR, |, &&, >), and, in the \
             service's config, programs that need a desktop session (wpctl, grim, notify-send, \
-            terminals): those belong in your agent config.
+            terminals): those belong in your agent config, and about a [hud] sequence_delay_ms \
+            longer than the sequence timeout (the HUD could never show a prefix's continuations) \
+            and group names that differ only in case. A config that uses the discoverability HUD \
+            ([hud], group, discoverability_title, action = "hud") gets a second line saying when \
+            it shows and which groups it lists.
 
             The summary says where the keymap came from: the command line, the config's [keymap], \
             XKB_DEFAULT_*, the system's keyboard configuration (/etc/default/keyboard, read when \
@@ -41,6 +45,7 @@ struct CheckCommand: ParsableCommand {
               kbd-commandd check
               kbd-commandd check --config /usr/share/doc/kbd-commandd/examples/commands.toml
               kbd-commandd check --agent --config /usr/share/doc/kbd-commandd/examples/desktop.toml
+              kbd-commandd check --config /usr/share/doc/kbd-commandd/examples/hud.toml
             """
     )
 

@@ -34,7 +34,7 @@ struct ReplayCommand: ParsableCommand {
             Examples:
               kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml
               kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/ctrl-shift-c.evemu /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
-              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml --print hud --format json
+              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --config /usr/share/doc/kbd-commandd/examples/hud.toml --print hud --format json
             """
     )
 

@@ -101,7 +101,7 @@ struct ConfigLoaderTests {
          id = "a"
          keys = "Ctrl+S"
          colour = "red"
-         """, ["c.toml:4: unknown key 'colour' in [[command]]; expected one of id, title, keys, scope, repeat, priority_over_text_input, run"]),
+         """, ["c.toml:4: unknown key 'colour' in [[command]]; expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action"]),
         ("""
          [[command]]
          id = "a"
@@ -125,7 +125,7 @@ struct ConfigLoaderTests {
         ("""
          [keybindings]
          a = 1
-         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility]"]),
+         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud]"]),
         ("""
          [[command]]
          id = "a

@@ -99,7 +99,7 @@ struct ControlSocketTests {
 
     @Test(arguments: [
         ("garbage", #"{"reply":"error","ok":false,"error":"invalid JSON: line 1, column 1: expected a JSON value"}"#),
-        (#"{"request":"subscribe","events":["typing"]}"#, #"{"reply":"error","ok":false,"error":"subscribe: unknown event kind 'typing'; expected some of attach, chord, command, detach, dropped, geometry, key, presence, session"}"#),
+        (#"{"request":"subscribe","events":["typing"]}"#, #"{"reply":"error","ok":false,"error":"subscribe: unknown event kind 'typing'; expected some of attach, chord, command, detach, dropped, geometry, hud, key, presence, session, toolbar"}"#),
         (#"[1,2]"#, #"{"reply":"error","ok":false,"error":"expected a JSON object with a \"request\" field"}"#),
         (#"{"request":"set_text_input","active":"yes"}"#, #"{"reply":"error","ok":false,"error":"set_text_input: expected \"active\": true or false"}"#),
     ])
