@@ -47,3 +47,35 @@ import Glibc
         #expect(r.stderr.contains("unknown option '--sockt'"))
     }
 }
+
+/// Issue 28: the agent starts the built kbd-commandd-bar beside it unless `[bar] enabled =
+/// false`; a bar that cannot show (here: no Wayland display) exits 69 and is not started again.
+@Suite(.serialized)
+struct AgentStartsTheBarEndToEndTests {
+    static func run(_ config: String, settle: Double) -> String {
+        let dir = EndToEndDirectory()
+        let path = dir.write("config.toml", config, mode: 0o600)
+        let environment = ["LANG": "en_US.UTF-8", "HOME": dir.path, "XDG_RUNTIME_DIR": dir.path, "PATH": "/usr/bin:/bin"]
+        let agent = RunningTool(["agent", "--socket", dir.path + "/none.sock", "--config", path], environment: environment)
+        _ = agent.waitFor("waiting for the service")
+        // The bar (if started) has had time to say why it cannot show, and to be reaped.
+        _ = agent.waitFor("not started again", seconds: settle)
+        agent.signal(SIGTERM)
+        #expect(agent.wait() == 0)
+        return agent.stderr
+    }
+
+    @Test func startedByDefaultAndNotAgainWhereItCannotShow() {
+        let log = Self.run("[osk]\nbackend = \"none\"\n", settle: 10)
+        #expect(log.contains("bar: started "), "\(log)")
+        #expect(log.contains("kbd-commandd-bar: no Wayland display"), "\(log)")
+        #expect(log.contains("bar: this desktop cannot show the shortcuts bar (no layer-shell); not started again"), "\(log)")
+        #expect(log.split(separator: "bar: started ", omittingEmptySubsequences: false).count == 2, "started once")
+    }
+
+    @Test func notStartedWhenDisabled() {
+        let log = Self.run("[osk]\nbackend = \"none\"\n\n[bar]\nenabled = false\n", settle: 1)
+        #expect(!log.contains("bar: started"), "\(log)")
+        #expect(!log.contains("kbd-commandd-bar"), "\(log)")
+    }
+}
