@@ -176,7 +176,8 @@ rm -f "$scratch"
 
 # Man pages against the installed binaries.
 B="$R/bin-for-man"; M="$R/man-flat"; mkdir -p "$B" "$M"
-ln -s "$R/usr/bin/kbd-commandd" "$R/usr/libexec/kbd-commandd/kbd-commandd-daemon" "$R/usr/libexec/kbd-commandd/kbd-commandd-agent" "$B/"
+ln -s "$R/usr/bin/kbd-commandd" "$R/usr/libexec/kbd-commandd/kbd-commandd-daemon" "$R/usr/libexec/kbd-commandd/kbd-commandd-agent" \
+    "$R/usr/libexec/kbd-commandd/kbd-commandd-bar" "$B/"
 ln -s "$R"/usr/share/man/man*/*.gz "$M/"
 if out="$(tests-package/check-man "$B" "$M" 2>&1)"; then ok "man pages: $(tail -n 1 <<<"$out")"; else echo "$out" >&2; bad "man pages (tests-package/check-man)"; fi
 
