@@ -60,8 +60,11 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
         // Parse, then push every event through the pipeline (mapper, router, presence).
         guard let reader = try? EvemuReader(source: MemoryByteSource(data), path: "fuzz", maxLineLength: 4096) else { return }
         let table = try! CommandTable(commands: [Command(id: "s", title: "s", keys: [try! ChordKey(parsing: "Ctrl+S")]),
-                                                 Command(id: "q", title: "q", keys: try! ChordKey.parseSequence("Ctrl+X Ctrl+C"))])
-        let pipeline = try! Pipeline(keymap: fuzzKeymap, table: table, options: .init(emitKeys: true))
+                                                 Command(id: "q", title: "q", keys: try! ChordKey.parseSequence("Ctrl+X Ctrl+C")),
+                                                 Command(id: "h", title: "h", keys: [try! ChordKey(parsing: "Super+Slash")], action: .hud)])
+        // The HUD on, with short delays: holds, toggles and prefixes go through it too.
+        let pipeline = try! Pipeline(keymap: fuzzKeymap, table: table,
+                                     options: .init(emitKeys: true, hud: HudSettings(delayMilliseconds: 100, sequenceDelayMilliseconds: 50)))
         var out: [PipelineEvent] = []
         pipeline.process(.attached(DeviceID(0), reader.description ?? .genericKeyboard(name: "fuzz"), time: .zero), into: &out)
         var count = 0
@@ -86,6 +89,12 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
         // Whatever the config's ids, titles and scopes hold, listings stay one safe line per item.
         for line in CommandListing(table: config.table, activeScopes: nil).text().split(separator: "\n") { checkTextLine(String(line)) }
         for line in CommandListing(table: config.table, activeScopes: nil).json().split(separator: "\n") { checkJSONLine(String(line)) }
+        // And what the HUD and the bar get: one JSON line that decodes with the bar's types.
+        let view = Discoverability.View(pending: nil, sources: [.init(table: config.table, scopes: config.table.scopes, textInput: true)])
+        let bar = ControlEvent(time: 1, payload: .toolbar(ControlEvent.Toolbar(view)))
+        checkJSONLine(bar.line)
+        guard (try? ControlEvent.parse(bar.line)) == bar else { fatalError("toolbar \(bar.line.debugDescription) does not decode to itself") }
+        if let summary = ConfigLoader.hudSummary(config) { checkTextLine(summary.escapingControlCharacters) }
     case .chord:
         // A chord prints as text that parses back to the same chord (listings show what a config may say).
         if let sequence = try? ChordKey.parseSequence(text) {
