@@ -9,6 +9,7 @@
 #   - HUD latency: from the stand-in writing a `hud` show to the bar's frame being painted
 #     and committed to the compositor (GTK's after-paint, KBD_BAR_TRACE), one clock
 #     (CLOCK_MONOTONIC): median, p95, max over N;
+#   - start: from exec to the toolbar's first frame (the stand-in answers at once);
 #   - wvkbd-mobintl (shown): the same idle wake-ups, RSS and PSS.
 #
 #   tests-desktop/bar-bench.sh [BUILD_DIR] [N] [SECONDS]   (root; setup-host.sh first; a
@@ -46,10 +47,12 @@ spawn_as_user "$work/standin.log" "$PYTHON" "$here/bar-standin.py" "$work/socket
 standin=$SPAWNED_PID
 wait_for 5 test -S "$work/socket" || die "the stand-in did not listen"
 EXTRA_ENV=(KBD_BAR_TRACE=1)
+start_us=$("$PYTHON" -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000)')
 spawn_as_user "$work/bar.log" "$bin/kbd-commandd-bar" --socket "$work/socket" --config /nonexistent
 bar=$SPAWNED_PID
 unset EXTRA_ENV
 wait_for 10 grep -q '^toolbar-frame' "$work/bar.log" || { cat "$work/bar.log"; die "the bar did not paint its toolbar"; }
+first_frame_ms=$(awk -v t0="$start_us" '/^toolbar-frame/ { printf "%.1f", ($2 - t0) / 1000; exit }' "$work/bar.log")
 sleep 1
 s0=$(switches "$bar"); sleep "$quiet"; s1=$(switches "$bar")
 bar_wakeups=$(( s1 - s0 )) bar_rss=$(kib "$bar" Rss) bar_pss=$(kib "$bar" Pss) bar_threads=$(threads "$bar") bar_own=$(own "$bar")
@@ -80,4 +83,5 @@ echo "| program | idle wake-ups in ${quiet} s | RSS KiB | PSS KiB | of which its
 echo "|---|---|---|---|---|---|"
 echo "| kbd-commandd-bar (toolbar shown) | $bar_wakeups | $bar_rss | $bar_pss | $bar_own | $bar_threads |"
 echo "| wvkbd-mobintl (shown) | $wv_wakeups | $wv_rss | $wv_pss | $wv_own | $wv_threads |"
+echo "bar start (exec) to its toolbar's first frame: ${first_frame_ms} ms (connect, subscribe, GTK start)"
 echo "bar HUD $latency"
