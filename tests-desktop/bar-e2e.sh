@@ -39,7 +39,8 @@ cc -O2 -I"$bin" -o "$bin/tap" "$here/tap.c" "$bin/wlr-virtual-pointer-unstable-v
 probe() { "$PYTHON" "$here/bar-probe.py" "$@"; }
 foot_height() { as_user swaymsg -t get_tree | probe height foot; }
 foot_height_is() { [ "$(foot_height)" = "$1" ]; }
-focused_is_foot() { [ "$(as_user swaymsg -t get_tree | probe focused)" = foot ]; }
+focused_is() { [ "$(as_user swaymsg -t get_tree | probe focused)" = "$1" ]; }
+focused_is_foot() { focused_is foot; }
 # at MS: waits until MS milliseconds after the service started (the recording's clock).
 at() { local until=$(( service_t0 + $1 * 1000 )); while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done; }
 # tap_button LABEL: a tap in the middle of the bar's button LABEL (where the bar's trace says
@@ -192,12 +193,25 @@ sway_run() {
     # The service restarts: the bar reconnects (the client's backoff) and shows the bar again.
     kill "$service_pid"; wait "$service_pid" 2>/dev/null; service_pid=
     check "sway: the bar noticed the service went away" wait_for 5 grep -q "lost the service" "$SESSION_DIR/agent.log"
+    service_t0=$(now_us)
     logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
         --replay "$here/bar-super-hold.evemu" >>"$work/service.log" 2>&1 &
     service_pid=$!
     check "sway: the bar reconnected to the new service" \
         wait_for 10 eval "[ \$(grep -c 'kbd-commandd-bar: connected to' '$SESSION_DIR/agent.log') -ge 2 ]"
     check "sway: the bar is back with the keyboard of the new replay" wait_for 10 foot_height_is $(( full - 55 ))
+    # The HUD lets taps through (an empty input region): a second window (foot2) on the right
+    # half, foot focused again; while the HUD of the new replay covers the middle of the
+    # screen, a tap on the HUD over foot2 reaches foot2, which sway then focuses.
+    spawn_as_user "$SESSION_DIR/foot2.log" foot --app-id foot2
+    wait_for 10 focused_is foot2
+    as_user swaymsg '[app_id="^foot$"] focus' >/dev/null
+    wait_for 5 focused_is foot
+    at 7300
+    check "sway: the HUD is shown again (the new replay holds Super)" eval "[ \$(grep -c '^hud-frame' '$SESSION_DIR/agent.log') -ge 2 ]"
+    check "sway: foot has the focus before the tap on the HUD" focused_is foot
+    as_user "$bin/tap" $(( screen_w / 2 + 100 )) $(( screen_h / 2 )) "$screen_w" "$screen_h" >/dev/null
+    check "sway: a tap on the HUD went through to the window under it (foot2 focused)" wait_for 3 focused_is foot2
     # The agent stops: so does its bar, and its exclusive zone goes with it.
     kill "$agent_pid"; wait "$agent_pid" 2>/dev/null; agent_pid=
     check "sway: the agent stopped its bar when it stopped" eval "[ -z \"\$(pids_named kbd-commandd-ba)\" ]"

@@ -41,12 +41,17 @@ static void traced_paint(GdkFrameClock *clock, gpointer data) {
 
 static void realized(GtkWidget *w, gpointer data) {
     if (bar.trace) g_signal_connect_data(gtk_widget_get_frame_clock(w), "after-paint", (GCallback)(traced_paint), data, NULL, 0);
-    if (w == bar.hud) {
-        // Taps go through the HUD to the windows under it: an empty input region.
-        cairo_region_t *none = cairo_region_create();
-        gtk_widget_input_shape_combine_region(w, none);
-        cairo_region_destroy(none);
-    }
+}
+
+/// Taps go through the HUD to the windows under it: an empty input region, set again each
+/// time it is mapped (gtk-layer-shell makes a new surface for every map, and GTK applies
+/// the input shape to the surface it has then).
+static void hud_mapped(GtkWidget *w, gpointer data) {
+    (void)data;
+    cairo_region_t *none = cairo_region_create();
+    gtk_widget_input_shape_combine_region(w, NULL);
+    gtk_widget_input_shape_combine_region(w, none);
+    cairo_region_destroy(none);
 }
 
 static GtkWidget *layer_window(int layer, const char *namespace, const char *style) {
@@ -85,6 +90,7 @@ int kbdbar_init(void) {
     GdkVisual *rgba = gdk_screen_get_rgba_visual(gdk_screen_get_default());
     if (rgba) gtk_widget_set_visual(bar.hud, rgba);
     g_signal_connect_data(bar.hud, "realize", (GCallback)(realized), &bar.hud_traced, NULL, 0);
+    g_signal_connect_data(bar.hud, "map", (GCallback)(hud_mapped), NULL, NULL, 0);
     return KBDBAR_OK;
 }
 
