@@ -7,7 +7,10 @@
 #     present (the bar's exclusive zone) and gets its height back after the detach;
 #   - a tap on the bar's button (a virtual pointer, tap.c) runs its system command;
 #   - the HUD is in a grim screenshot while Super is held, and gone after;
+#   - a tap on the bar's button of a user command runs it through the agent;
 #   - foot keeps the keyboard focus throughout;
+#   - the service restarts: the bar reconnects; a tap on the HUD reaches the window under
+#     it (its empty input region); the agent stops: so does the bar, and its zone goes;
 # then the same under KWin (kwin_wayland --virtual) for the exclusive zone and the HUD
 # (KWin has no screenshots for grim: the bar's own trace says when the HUD was painted).
 # With SHOTS=DIR it saves the bar and the HUD as PNGs there (the README's pictures).
