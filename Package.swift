@@ -158,11 +158,11 @@ let package = Package(
             swiftSettings: strict
         ),
         // The shortcuts bar and HUD: what to show and when (pure), the connection; no toolkit.
-        .target(name: "KbdBar", dependencies: ["KbdControl", "KbdGeometry", "KbdJSON", "KbdPipeline", "KbdCommands"], swiftSettings: strict),
+        .target(name: "KbdBar", dependencies: ["KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"], swiftSettings: strict),
         // `kbd-commandd bar` executes this: KbdBar drawn with GTK 3 + gtk-layer-shell (the shim).
         .executableTarget(
             name: "kbd-commandd-bar",
-            dependencies: ["KbdBar", "CBarShim", "KbdConfig", "KbdControl", "KbdService", "KbdSystem"],
+            dependencies: ["KbdBar", "CBarShim", "KbdControl", "KbdService", "KbdSystem"],
             swiftSettings: strict,
             // As the agent's link: no Swift runtime needed at run time, packed relocations.
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",

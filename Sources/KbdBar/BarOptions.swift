@@ -1,3 +1,5 @@
+import KbdTOML
+
 /// The bar's options (`kbd-commandd bar …`, which executes `kbd-commandd-bar …`), parsed
 /// by hand: the bar links neither the argument parser nor Foundation.
 public struct BarOptions: Equatable, Sendable {
@@ -64,6 +66,19 @@ public struct BarOptions: Equatable, Sendable {
         return "GNOME Shell (Mutter) has no layer-shell (zwlr_layer_shell_v1), which the bar needs"
     }
 
+    /// `[bar] enabled` in a config's text: nil when unset. Only this key is read (the agent
+    /// checks the rest of the file); a file that is not TOML, or a value that is not a
+    /// boolean, is an error whose message names the file and line.
+    public static func enabled(configText: String, path: String) throws(BarConfigError) -> Bool? {
+        let root: TOMLTable
+        do { root = try TOMLParser.parse(configText, path: path) } catch { throw BarConfigError(message: error.description) }
+        guard case .table(let bar)? = root["bar"], let entry = bar.entry("enabled") else { return nil }
+        guard case .boolean(let on) = entry.value else {
+            throw BarConfigError(message: "\(path):\(entry.line): bar.enabled: expected true or false, found \(entry.value.kindDescription)")
+        }
+        return on
+    }
+
     /// The Wayland socket a client would connect to (libwayland's rule: `WAYLAND_DISPLAY`, an
     /// absolute path or a name in `XDG_RUNTIME_DIR`, default `wayland-0`); nil when neither
     /// says where (then there is no display to try).
@@ -115,4 +130,10 @@ public struct BarOptions: Equatable, Sendable {
 
         USAGE: \(synopsis)
         """
+}
+
+/// Why `[bar] enabled` could not be read.
+public struct BarConfigError: Error, Equatable, Sendable {
+    public var message: String
+    public init(message: String) { self.message = message }
 }

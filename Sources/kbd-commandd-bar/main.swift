@@ -2,7 +2,6 @@
 // usually started by the session agent ([bar] enabled). No argument parser, no Foundation.
 import CBarShim
 import KbdBar
-import KbdConfig
 import KbdControl
 import KbdService
 import KbdSystem
@@ -36,14 +35,16 @@ func main() -> Int32 {
             return exitUnavailable
         }
         if let config = options.config ?? BarOptions.defaultConfig(environment: environment), access(config, F_OK) == 0 {
-            do throws(ConfigError) {
-                let loaded = try ConfigLoader.load(path: config, trust: .strict)
-                if loaded.barEnabled == false {
+            do {
+                let text = String(decoding: try readWholeFile(path: config, limit: 16 << 20), as: UTF8.self)
+                if try BarOptions.enabled(configText: text, path: config) == false {
                     say("[bar] enabled = false in \(config); not starting")
                     return ExitStatus.success
                 }
+            } catch let error as BarConfigError {
+                say("\(error.message); going on with the defaults")
             } catch {
-                say("\(error.description); going on with the defaults")
+                say("\(config): \(error); going on with the defaults")
             }
         }
         guard let socket = options.socket ?? ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }) else {

@@ -38,11 +38,12 @@ import Testing
         "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
                      "KbdDaemon", "KbdService", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
         "KbdTestSupport": Self.library.union(["CLinux", "Logging", "Synchronization"]),
-        // The shortcuts bar: the wire's types and client, the geometry's metrics; no toolkit
-        // (what to show is decided without one), no Logging.
-        "KbdBar": ["KbdControl", "KbdGeometry", "KbdJSON", "KbdPipeline", "KbdCommands"],
-        // Its executable: KbdBar drawn by the GTK shim; the config for [bar]; exit codes.
-        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdConfig", "KbdControl", "KbdService", "KbdSystem"],
+        // The shortcuts bar: the wire's types and client, the geometry's metrics, TOML for its
+        // one key ([bar] enabled; not the config loader); no toolkit (what to show is decided
+        // without one), no Logging.
+        "KbdBar": ["KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
+        // Its executable: KbdBar drawn by the GTK shim; exit codes and the version.
+        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdService", "KbdSystem"],
         "kbd-commandd-agent": ["KbdAgent"],
         "kbd-commandd-daemon": ["KbdService"],
         "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),

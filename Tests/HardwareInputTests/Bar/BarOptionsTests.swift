@@ -32,6 +32,18 @@ import Testing
         #expect(BarOptions.waylandSocket([:]) == nil)
     }
 
+    @Test func readsBarEnabledAlone() throws {
+        #expect(try BarOptions.enabled(configText: "[bar]\nenabled = false\n", path: "c.toml") == false)
+        #expect(try BarOptions.enabled(configText: "[osk]\nbackend = \"none\"\n[bar]\nenabled = true\n", path: "c.toml") == true)
+        #expect(try BarOptions.enabled(configText: "[[command]]\nid = \"a\"\nkeys = \"Ctrl+A\"\n", path: "c.toml") == nil)
+        #expect(throws: BarConfigError(message: "c.toml:2: bar.enabled: expected true or false, found a string")) {
+            try BarOptions.enabled(configText: "[bar]\nenabled = \"no\"\n", path: "c.toml")
+        }
+        do { _ = try BarOptions.enabled(configText: "[bar\n", path: "c.toml"); Issue.record("accepted bad TOML") } catch {
+            #expect(error.message.hasPrefix("c.toml:1: "), "\(error.message)")
+        }
+    }
+
     @Test func helpTeachesTheContract() {
         for needle in ["kbd-commandd bar", "[bar] enabled", "layer-shell", "GNOME", "69", "--socket", "--config"] {
             #expect(BarOptions.help.contains(needle), "--help does not mention \(needle)")
