@@ -18,6 +18,9 @@ extension ConfigLoader {
         if config.geometry != nil {
             out.append(.init(location: SourceLocation(path: config.path, line: 0), message: "[geometry] in a user's agent config is ignored: the service publishes the geometry"))
         }
+        if config.hudConfigured {
+            out.append(.init(location: config.hudLocation ?? SourceLocation(path: config.path, line: 0), message: "[hud] in a user's agent config is ignored: the service decides when the discoverability HUD shows (its config's [hud]); group, discoverability_title and action = \"hud\" on your commands do apply"))
+        }
         return out
     }
 }

@@ -33,6 +33,8 @@ public struct Config: Sendable {
     public var hud = HudSettings()
     /// Whether a `[hud]` key is set.
     public var hudConfigured = false
+    /// Where `[hud]` is (the first file that has one), for messages about it.
+    public var hudLocation: SourceLocation? = nil
     /// Where `[hud] sequence_delay_ms` is, for its warning.
     public var hudSequenceDelayLocation: SourceLocation? = nil
     /// `[bar] enabled`: whether the session agent starts the shortcuts bar (kbd-commandd-bar);

@@ -118,12 +118,14 @@ extension ConfigLoader {
         var merged = ConfigDraft()
         var geometry: TOMLTable?
         var keymapLocation: SourceLocation?
+        var hudLocation: SourceLocation?
         var keymapWarnings: [ConfigError.Problem] = []
         var scopes = ScopeMap()
         var commands: [Command] = []
         for part in parts {
             guard let c = part.config else { continue }
             keymapLocation = keymapLocation ?? c.keymapLocation
+            hudLocation = hudLocation ?? c.hudLocation
             keymapWarnings += c.keymapWarnings
             let file = ConfigDraft(c)
             for key in keys {
@@ -144,6 +146,7 @@ extension ConfigLoader {
                 var config = Config(path: paths.first ?? files.main, table: table, geometry: geometry, scopes: scopes)
                 merged.apply(to: &config)
                 config.keymapLocation = keymapLocation
+                config.hudLocation = hudLocation
                 config.keymapWarnings = keymapWarnings
                 return config
             }

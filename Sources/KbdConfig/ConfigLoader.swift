@@ -121,6 +121,7 @@ public enum ConfigLoader {
                 var config = Config(path: path, table: table, geometry: geometry, scopes: scopes)
                 draft.apply(to: &config)
                 config.keymapLocation = keymapLocation
+                config.hudLocation = root.entry("hud").map { SourceLocation(path: path, line: $0.line) }
                 config.keymapWarnings = keymapWarnings
                 return config
             }

@@ -104,3 +104,15 @@ import Testing
         #expect(ConfigLoader.hudWarnings(late).map(\.location.line) == [2])
     }
 }
+
+/// `[hud]` belongs to the service's config: in a user's agent config it is warned about,
+/// while the commands' HUD fields are the user's to set.
+@Suite struct HudAgentConfigTests {
+    @Test func hudInAnAgentConfigIsWarnedAbout() throws {
+        let config = try ConfigLoader.parse("[hud]\ndelay_ms = 300\n[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\ngroup = \"Apps\"\n", path: "a.toml")
+        let warnings = ConfigLoader.agentConfigWarnings(config).map(\.description)
+        #expect(warnings.count == 1 && warnings[0].hasPrefix("a.toml:1: [hud] in a user's agent config is ignored"), "\(warnings)")
+        let plain = try ConfigLoader.parse("[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\ngroup = \"Apps\"\n", path: "a.toml")
+        #expect(ConfigLoader.agentConfigWarnings(plain).isEmpty)
+    }
+}
