@@ -5,6 +5,12 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // Each function in its own section, so the release links' --symbol-ordering-file can
+    // place the functions the service and the agent run next to each other. Without it a
+    // module's object keeps most functions in one .text section, which the linker can only
+    // move whole: the "ordered" functions spanned 3.8 MB of the service's text, and the
+    // kernel maps code 64 KiB around every fault (BENCHMARKS.md, issue 23).
+    .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
 
 /// Release builds of the per-event code skip the runtime exclusivity checks
@@ -20,8 +26,13 @@ let crossModule: [SwiftSetting] = hotPath + [
     .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
+/// `-lstdc++` (which -static-stdlib adds) finds link/static-libstdc++/libstdc++.so first: a
+/// linker script that links GCC's static libstdc++.a, so the process does not load
+/// libstdc++.so.6 (~900 KiB resident at idle for its symbol tables and relocations).
+let staticLibstdcxx = ["-L", "\(Context.packageDirectory)/link/static-libstdc++"]
+
 /// The release link of the service binary (lld ships with the Swift toolchain).
-let serviceLinkFlags = [
+let serviceLinkFlags = staticLibstdcxx + [
     "-static-stdlib", "-use-ld=lld",
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/kbd-commandd-daemon/functions.order",
@@ -35,7 +46,7 @@ let serviceLinkFlags = [
 
 /// The agent's release link: static standard library, packed relocations (its idle memory
 /// has the same goal as the service's).
-let agentLinkFlags = [
+let agentLinkFlags = staticLibstdcxx + [
     "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/kbd-commandd-agent/functions.order",
     "-Xlinker", "--no-warn-symbol-ordering",

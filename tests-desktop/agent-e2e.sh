@@ -9,6 +9,13 @@
 # find GNOME through XDG_CURRENT_DESKTOP). A second agent of another uid (nobody)
 # registers its own table and must get none of the first agent's commands.
 #
+# Run session-switch: users switch at the seat (issue 25). The service follows logind
+# (simulated: lib.sh's logind_daemon and logind_switch) and replays Ctrl+Alt+T at 4, 10 and
+# 16 s (session-switch.evemu); the user's agent and nobody's bind it. Between 4 and 10 s
+# seat0's active session becomes nobody's, before 16 s the user's again: the user's command
+# runs at 4 and 16 s only, nobody's at 10 s only, and both agents hear each switch (the
+# session event).
+#
 #   tests-desktop/agent-e2e.sh [BUILD_DIR]      (root; setup-host.sh first)
 #   SCENARIOS="kwin kwin-off" tests-desktop/agent-e2e.sh …    only these runs
 #
@@ -153,6 +160,64 @@ EOF
     cleanup
 }
 
-for s in ${SCENARIOS:-squeekboard wvkbd gnome gnome-off kwin kwin-off}; do scenario "$s"; done
+# Sleeps until SECONDS after the service started (its replay's clock).
+at() { local until=$(( service_t0 + $1 * 1000000 )); while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done; }
+lines_in() { grep -c . "$1" 2>/dev/null || echo 0; }
+count_is() { [ "$(grep -c "$2" "$1" 2>/dev/null)" = "$3" ]; }
+
+switch_scenario() {
+    local run=session-switch
+    rm -rf "$work"
+    mkdir -p "$work/nobody" "$work/user"
+    chown "$KBD_USER" "$work/user"
+    chown nobody "$work/nobody"
+    chmod 755 "$work"
+    printf '' > "$work/system.toml"
+    chmod 644 "$work/system.toml"
+    "$here/session.sh" start >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
+    local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
+    mkdir -p "$cfg"
+    printf '[osk]\nbackend = "none"\n\n[[command]]\nid = "terminal"\nkeys = "Ctrl+Alt+T"\nrun = ["/bin/sh", "-c", "echo terminal >> %s/user/proof"]\n' "$work" > "$cfg/config.toml"
+    chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
+    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
+    # nobody: a second user at the same seat, with the same chord.
+    printf '[osk]\nbackend = "none"\n\n[[command]]\nid = "other"\nkeys = "Ctrl+Alt+T"\nrun = ["/bin/sh", "-c", "echo other >> %s/nobody/proof"]\n' "$work" > "$work/nobody/config.toml"
+    chown nobody "$work/nobody/config.toml"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups env -i HOME="$work/nobody" PATH=/usr/bin:/bin \
+        "$bin/kbd-commandd-agent" --config "$work/nobody/config.toml" --socket "$work/socket" >"$work/nobody.log" 2>&1 &
+    other_pid=$!
+    service_t0=$(now_us)
+    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
+        --replay "$here/session-switch.evemu" >"$work/service.log" 2>&1 &
+    service_pid=$!
+    check "$run: both agents register with the service" \
+        wait_for 10 eval "[ \$(grep -c 'registered 1 commands' '$SESSION_DIR/agent.log' '$work/nobody.log' 2>/dev/null | awk -F: '{s+=\$2} END {print s}') -ge 2 ]"
+    local away="another session is active" back="this user's session is active"
+    check "$run: Ctrl+Alt+T at 4 s ran the user's command (the user's session is active)" wait_for 8 eval "[ \$(lines_in '$work/user/proof') = 1 ]"
+    check "$run: and not nobody's" eval "[ \$(lines_in '$work/nobody/proof') = 0 ]"
+    local user_back_before
+    user_back_before=$(grep -c "$back" "$SESSION_DIR/agent.log")
+    logind_switch "$service_pid" nobody
+    check "$run: the user's agent hears that another session is active" wait_for 5 grep -q "$away" "$SESSION_DIR/agent.log"
+    check "$run: nobody's agent hears that its session is active" wait_for 5 grep -q "$back" "$work/nobody.log"
+    at 11
+    check "$run: Ctrl+Alt+T at 10 s ran nobody's command" wait_for 3 eval "[ \$(lines_in '$work/nobody/proof') = 1 ]"
+    check "$run: and not the user's (its session is not active)" eval "[ \$(lines_in '$work/user/proof') = 1 ]"
+    logind_switch "$service_pid" "$KBD_USER"
+    check "$run: the user's agent hears its session is active again" \
+        wait_for 5 eval "[ \$(grep -c \"$back\" '$SESSION_DIR/agent.log') -gt $user_back_before ]"
+    check "$run: nobody's agent hears another session is active" wait_for 5 grep -q "$away" "$work/nobody.log"
+    at 17
+    check "$run: Ctrl+Alt+T at 16 s ran the user's command again" wait_for 3 eval "[ \$(lines_in '$work/user/proof') = 2 ]"
+    check "$run: and not nobody's" eval "[ \$(lines_in '$work/nobody/proof') = 1 ]"
+    if [ $failed -gt 0 ]; then
+        echo "--- service"; cat "$work/service.log"; echo "--- agent"; cat "$SESSION_DIR/agent.log"; echo "--- other agent"; cat "$work/nobody.log"
+    fi
+    cleanup
+}
+
+for s in ${SCENARIOS:-squeekboard wvkbd gnome gnome-off kwin kwin-off session-switch}; do
+    if [ "$s" = session-switch ]; then switch_scenario; else scenario "$s"; fi
+done
 rm -rf "$work"
 summary

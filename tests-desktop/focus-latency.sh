@@ -72,7 +72,10 @@ def lines():
         r = json.loads(line)
         name = r["request"]
         reply = {"reply": name, "ok": True}
-        if name == "subscribe": reply["hardware_keyboard"] = False
+        # The typed client decodes every reply: a subscribe reply names its events, the
+        # presence and its reason, and the protocol (Sources/KbdControl/Replies.swift).
+        if name == "subscribe":
+            reply.update(events=r.get("events", []), hardware_keyboard=False, reason="no keyboard", protocol=1)
         if name == "register": reply.update(commands=len(r["commands"]), shadowed=[])
         if name == "set_scopes": reply["scopes"] = r["scopes"]
         agent.sendall((json.dumps(reply) + "\n").encode())

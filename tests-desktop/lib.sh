@@ -178,6 +178,69 @@ logind_daemon() {
         exec "$@"' sh "$uid" "$KBD_USER" "$@"
 }
 
+# logind_switch PID WHO: in the mount namespace of the service logind_daemon started (its
+# pid), makes WHO's session the active one on seat0, as a switch of virtual terminals does:
+# WHO is KBD_USER (session 1) or nobody (session 2, uid 65534, a second user at the same
+# seat). logind's files are rewritten, each by rename, as logind writes them.
+logind_switch() {
+    local pid=$1 who=$2 uid other
+    uid=$(id -u "$KBD_USER")
+    other=$(id -u nobody)
+    nsenter -t "$pid" -m sh -c '
+        set -e
+        cd /run/systemd
+        put() { printf "$2" > "$1.tmp"; mv "$1.tmp" "$1"; }
+        a1=0 a2=0 s1=online s2=online active=1 auid=$1
+        if [ "$3" = nobody ]; then a2=1 s2=active active=2 auid=$2; else a1=1 s1=active; fi
+        put sessions/1 "UID=$1
+USER=$4
+ACTIVE=$a1
+IS_DISPLAY=1
+STATE=$s1
+REMOTE=0
+TYPE=wayland
+CLASS=user
+SEAT=seat0
+VTNR=1
+"
+        put sessions/2 "UID=$2
+USER=nobody
+ACTIVE=$a2
+IS_DISPLAY=1
+STATE=$s2
+REMOTE=0
+TYPE=wayland
+CLASS=user
+SEAT=seat0
+VTNR=2
+"
+        u1="" u2=""
+        [ "$a1" = 1 ] && u1="ACTIVE_SESSIONS=1
+"
+        [ "$a2" = 1 ] && u2="ACTIVE_SESSIONS=2
+"
+        put users/$1 "NAME=$4
+STATE=$s1
+SESSIONS=1
+SEATS=seat0
+$u1"
+        put users/$2 "NAME=nobody
+STATE=$s2
+SESSIONS=2
+SEATS=seat0
+$u2"
+        put seats/seat0 "IS_SEAT0=1
+CAN_MULTI_SESSION=1
+CAN_TTY=1
+CAN_GRAPHICAL=1
+ACTIVE=$active
+ACTIVE_UID=$auid
+SESSIONS=1 2
+UIDS=$1 $2
+"
+    ' sh "$uid" "$other" "$who" "$KBD_USER"
+}
+
 # check NAME CMD…: runs CMD; counts and prints "ok: NAME" or "FAILED: NAME".
 passed=0
 failed=0

@@ -62,13 +62,16 @@ scenario() {
     fi
     # Three windows, each with a title that must never reach a log; AppC is focused last.
     local app
+    declare -A pid_of=()
     for app in AppA AppB AppC; do
         if [ "$run" = sway ]; then
             spawn_as_user "$SESSION_DIR/$app.log" foot --app-id="$app" --title="private-title-$app"
+            pid_of[$app]=$SPAWNED_PID
             wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | matches '\"app_id\": \"$app\"'" \
                 || { failed=$((failed + 1)); echo "FAILED: $run: $app did not map"; cleanup; return; }
         else
             spawn_as_user "$SESSION_DIR/$app.log" xterm -class "$app" -T "private-title-$app" -e sleep 600
+            pid_of[$app]=$SPAWNED_PID
             wait_for "$WAIT_SECONDS" eval "as_user i3-msg -t get_tree | matches '\"class\":\"$app\"'" \
                 || { failed=$((failed + 1)); echo "FAILED: $run: $app did not map"; cleanup; return; }
         fi
@@ -132,6 +135,10 @@ EOF
     focus AppA
     check "$run: focusing AppA sets [alpha] at the service" wait_for 3 scopes_are "[alpha]"
     check "$run: Ctrl+Alt+T in AppA runs the alpha command" wait_for 10 proof_is "alpha "
+    # sway's pid and X11's _NET_WM_PID (for i3 and EWMH) name the window's process (the
+    # text-input watch believes only its focus claims).
+    check "$run: the agent knows AppA's process (pid ${pid_of[AppA]})" \
+        grep -q "focus: app AppA (pid ${pid_of[AppA]})" "$SESSION_DIR/agent.log"
     focus AppB
     check "$run: focusing AppB sets [beta] and text input at the service" \
         wait_for 3 eval "scopes_are '[beta]' && grep 'set text input' '$work/service.log' | tail -1 | matches 'on\$'"

@@ -16,9 +16,19 @@
 #                  nothing), the foot window (16 s: fires)
 #   kwin           text field (4 s: nothing), the GTK window closed (8 s: fires), a new one
 #                  (12 s: nothing), closed (16 s: fires)
-# So Shift+T must run exactly twice. No window title may reach a log.
+# So Shift+T must run exactly twice.
+#   spoof          headless sway as in accessibility, the text field focused, and a second
+#                  process of the same user (spoof-focus.py, no window) that claims the
+#                  focus on the accessibility bus for a push button of its own: before 4 s
+#                  with answers at once, before 8 s with none and with answers after 3 s,
+#                  and again before 16 s. Its claims are not from the focused window's
+#                  application, so text input stays on: Shift+T fires only at 12 s, when
+#                  the real application moved its own focus to its button (issue 25).
+#   spoof-kwin     the same under KWin with [text_input] source = "accessibility": the
+#                  watch learns the focused window's process from a KWin script.
+# No window title may reach a log.
 #
-#   tests-desktop/text-input-e2e.sh [BUILD_DIR] [accessibility|kwin ...]   (root; setup-host.sh first)
+#   tests-desktop/text-input-e2e.sh [BUILD_DIR] [accessibility|kwin|spoof|spoof-kwin ...]   (root; setup-host.sh first)
 #
 # Ends with "N passed, N failed"; exit 1 when something failed.
 set -uo pipefail
@@ -27,7 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 throwaway_run text-input "${1:-$here/../.build/debug}" kbd-commandd-daemon kbd-commandd-agent
 shift || true
 runs=("$@")
-[ ${#runs[@]} -gt 0 ] || runs=(accessibility kwin)
+[ ${#runs[@]} -gt 0 ] || runs=(accessibility kwin spoof spoof-kwin)
 
 cleanup() { stop_service_and_session; }
 # Each run stops what it started (cleanup); the run's folders go at the end.
@@ -47,8 +57,101 @@ start_field() {
     wait_for "$WAIT_SECONDS" grep -q READY "$SESSION_DIR/field.log"
 }
 
+# The user's config: Shift+T (without priority over text input) writes a line to the proof;
+# $1, when given, is the [text_input] source.
+user_config() {
+    local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
+    mkdir -p "$cfg"
+    cat > "$cfg/config.toml" <<EOF
+[osk]
+backend = "none"
+
+[text_input]
+source = "${1:-auto}"
+
+[[command]]
+id = "shift-t"
+keys = "Shift+T"
+run = ["/bin/sh", "-c", "echo shift-t >> $work/user/proof"]
+EOF
+    chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
+}
+
+start_service_and_agent() {
+    service_t0=$(now_us)
+    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
+        --replay "$here/text-input.evemu" >"$work/service.log" 2>&1 &
+    service_pid=$!
+    wait_for 5 test -S "$work/socket"
+    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket" --log-level debug
+}
+
+# Whether the service was never told text input off (since it started).
+never_off() { ! grep -q 'set text input off' "$work/service.log"; }
+spoof_said() { grep -q "$1" "$SESSION_DIR/spoof.log"; }
+
+# A spoofing client on the accessibility bus while the user types into a text field: $1 is
+# spoof (sway: the focused window's pid from its IPC) or spoof-kwin (KWin, source =
+# "accessibility": the pid from a KWin script).
+spoof_scenario() {
+    local run=$1
+    fresh_work "$work"
+    if [ "$run" = spoof-kwin ]; then
+        "$here/session.sh" start --kwin >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
+        check "$run: the GTK text field is up" start_field
+        kill -USR1 "$field_pid"
+    else
+        "$here/session.sh" start >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: the session did not start"; return; }
+        "$here/session.sh" wvkbd --hidden >/dev/null || { failed=$((failed + 1)); echo "FAILED: $run: wvkbd did not start"; cleanup; return; }
+        check "$run: the GTK text field is up" start_field
+        check "$run: its window is mapped" wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_tree | matches '\"app_id\": \"FieldApp\"'"
+        as_user swaymsg '[app_id=FieldApp] focus' >/dev/null
+        kill -USR1 "$field_pid"
+    fi
+    spawn_as_user "$SESSION_DIR/spoof.log" "$PYTHON" "$here/spoof-focus.py"
+    local spoof_pid=$SPAWNED_PID
+    check "$run: the spoofing client is on the accessibility bus" wait_for "$WAIT_SECONDS" spoof_said READY
+    if [ "$run" = spoof-kwin ]; then user_config accessibility; else user_config; fi
+    start_service_and_agent
+    check "$run: the agent follows the accessibility bus" wait_for 5 grep -q "text input: follows the accessibility bus" "$SESSION_DIR/agent.log"
+    [ "$run" != spoof-kwin ] || check "$run: KWin names the focused window's process" \
+        grep -q "text input: follows .*the focused window's process from KWin" "$SESSION_DIR/agent.log"
+    check "$run: the focused text field turns text input on at the service" wait_for 3 text_input_is on
+    kill -USR1 "$spoof_pid"
+    check "$run: the spoofer claimed the focus for its button (answering at once)" wait_for 3 spoof_said "CLAIM fast"
+    at 5
+    check "$run: text input stayed on" never_off
+    check "$run: Shift+T typed into the text field (4 s) fired nothing" fired_is 0
+    kill -HUP "$spoof_pid"
+    check "$run: the spoofer claimed the focus again (never answering)" wait_for 3 spoof_said "CLAIM never"
+    sleep 1
+    kill -USR2 "$spoof_pid"
+    check "$run: the spoofer claimed the focus again (answering after 3 s)" wait_for 3 spoof_said "CLAIM slow"
+    at 9
+    check "$run: text input still on" never_off
+    check "$run: Shift+T typed into the text field (8 s) fired nothing" fired_is 0
+    kill -USR2 "$field_pid"
+    check "$run: the focused application's own button focused: text input off" wait_for 3 text_input_is off
+    check "$run: Shift+T outside a text field (12 s) fired" wait_for 5 fired_is 1
+    at 13
+    kill -USR1 "$field_pid"
+    check "$run: its text field focused again: text input on" wait_for 3 text_input_is on
+    kill -USR1 "$spoof_pid"
+    check "$run: the spoofer claimed the focus a last time" wait_for 3 eval "[ \$(grep -c 'CLAIM fast' '$SESSION_DIR/spoof.log') = 2 ]"
+    at 17
+    check "$run: Shift+T typed into the text field (16 s) fired nothing" fired_is 1
+    check "$run: text input is on at the end" text_input_is on
+    # Dropped on its sender's pid: its object was never asked for its state or role.
+    check "$run: the spoofer's object was never asked anything" eval "! spoof_said ASKED"
+    kill "$spoof_pid" 2>/dev/null
+    end_of_run "$run" "$work"
+    if [ "$failed" -gt 0 ]; then echo "--- spoofer"; cat "$SESSION_DIR/spoof.log"; fi
+    cleanup
+}
+
 scenario() {
     local run=$1
+    case $run in spoof|spoof-kwin) spoof_scenario "$run"; return ;; esac
     fresh_work "$work"
 
     if [ "$run" = kwin ]; then
@@ -65,25 +168,8 @@ scenario() {
         kill -USR1 "$field_pid"
     fi
 
-    local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
-    mkdir -p "$cfg"
-    cat > "$cfg/config.toml" <<EOF
-[osk]
-backend = "none"
-
-[[command]]
-id = "shift-t"
-keys = "Shift+T"
-run = ["/bin/sh", "-c", "echo shift-t >> $work/user/proof"]
-EOF
-    chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
-
-    service_t0=$(now_us)
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
-        --replay "$here/text-input.evemu" >"$work/service.log" 2>&1 &
-    service_pid=$!
-    wait_for 5 test -S "$work/socket"
-    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket" --log-level debug
+    user_config
+    start_service_and_agent
 
     local source="the accessibility bus"
     [ "$run" = kwin ] && source="KWin's activeClientSupportsTextInput"

@@ -107,6 +107,24 @@ for b in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /us
         ok "$b links only system libraries ($(awk '/=>/{print $1}' <<<"$libs" | tr '\n' ' '))"
     fi
 done
+# The resident processes: libstdc++ is linked statically (link/static-libstdc++: loading
+# libstdc++.so.6 kept ~900 KiB resident for its symbol tables), and the standard library's
+# _StringProcessing and _RegexParser are not linked at all (their code is one section each,
+# which no function order can pack: ~900 KB of text). BENCHMARKS.md "Idle memory".
+for b in /usr/libexec/kbd-commandd/kbd-commandd-daemon /usr/libexec/kbd-commandd/kbd-commandd-agent; do
+    needed="$(readelf -d "$R$b" | awk '/NEEDED/{print $NF}' | tr -d '[]' | tr '\n' ' ')"
+    case "$needed" in
+    *libstdc++*) bad "$b loads libstdc++.so (NEEDED: $needed); the release link should take libstdc++.a (link/static-libstdc++)" ;;
+    *) ok "$b does not load libstdc++.so (NEEDED: $needed)" ;;
+    esac
+done
+# The packaged binary is stripped: read the symbols of the release build it was made from.
+b=.build/release/kbd-commandd-daemon
+syms="$(nm "$b" 2>/dev/null || true)"
+n="$(grep -c '_StringProcessing\|_RegexParser' <<<"$syms" || true)"
+if [ "$(wc -l <<<"$syms")" -lt 1000 ]; then bad "$b: no symbol table to check (nm found $(wc -l <<<"$syms") lines)"
+elif [ "$n" = 0 ]; then ok "$b links no _StringProcessing or _RegexParser code"
+else bad "$b links $n _StringProcessing/_RegexParser symbols: something in the service calls contains(String) or firstRange(of:); use KbdSystem's includes(_:)/text(after:)"; fi
 if [ -n "$swift_dir" ]; then
     if bare /bin/sh -c "test ! -e '$swift_dir/usr/bin/swift'"; then ok "the toolchain ($swift_dir) is hidden for the runs below"
     elif [ "$(id -u)" -eq 0 ]; then bad "the toolchain ($swift_dir) could not be hidden"

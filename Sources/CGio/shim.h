@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <stdio.h>
 
 typedef struct kbd_GSettingsSchemaSource kbd_GSettingsSchemaSource;
 typedef struct kbd_GSettingsSchema kbd_GSettingsSchema;
@@ -36,6 +37,15 @@ struct kbd_gio {
     void (*main_context_pop_thread_default)(kbd_GMainContext *);
     int (*main_context_iteration)(kbd_GMainContext *, int);
     void (*main_context_unref)(kbd_GMainContext *);
+    /* The input sources' watch (DesktopKeymapWatch): values of other types, and the
+     * settings' "changed" signal. */
+    void *(*settings_get_value)(kbd_GSettings *, const char *);
+    unsigned (*settings_get_uint)(kbd_GSettings *, const char *);
+    size_t (*variant_n_children)(void *);
+    void *(*variant_get_child_value)(void *, size_t);
+    const char *(*variant_get_string)(void *, size_t *);
+    void (*variant_unref)(void *);
+    unsigned long (*signal_connect_data)(void *, const char *, void (*)(void), void *, void *, int);
 };
 
 /* Loads libgio once; 0 on success, -ENOENT when it is not installed, -ENOSYS when an
@@ -63,13 +73,21 @@ static inline int kbd_gio_load(struct kbd_gio *f) {
     KBD_GIO_SYM(main_context_pop_thread_default, "g_main_context_pop_thread_default");
     KBD_GIO_SYM(main_context_iteration, "g_main_context_iteration");
     KBD_GIO_SYM(main_context_unref, "g_main_context_unref");
+    KBD_GIO_SYM(settings_get_value, "g_settings_get_value");
+    KBD_GIO_SYM(settings_get_uint, "g_settings_get_uint");
+    KBD_GIO_SYM(variant_n_children, "g_variant_n_children");
+    KBD_GIO_SYM(variant_get_child_value, "g_variant_get_child_value");
+    KBD_GIO_SYM(variant_get_string, "g_variant_get_string");
+    KBD_GIO_SYM(variant_unref, "g_variant_unref");
+    KBD_GIO_SYM(signal_connect_data, "g_signal_connect_data");
 #undef KBD_GIO_SYM
     void (*sync)(void) = (void (*)(void))dlsym(lib, "g_settings_sync");
     if (!sync || !f->schema_source_get_default || !f->schema_source_lookup || !f->schema_has_key || !f->schema_unref ||
         !f->settings_new_full || !f->settings_get_boolean || !f->settings_set_boolean || !f->settings_is_writable ||
         !f->backend_get_default || !f->memory_backend_new || !f->type_name_from_instance || !f->object_unref || !f->main_context_new ||
         !f->main_context_push_thread_default || !f->main_context_pop_thread_default || !f->main_context_iteration ||
-        !f->main_context_unref)
+        !f->main_context_unref || !f->settings_get_value || !f->settings_get_uint || !f->variant_n_children || !f->variant_get_child_value ||
+        !f->variant_get_string || !f->variant_unref || !f->signal_connect_data)
         return -ENOSYS;
     f->settings_sync = sync;
     return 0;
@@ -130,5 +148,90 @@ static inline int kbd_gsettings_bool(const struct kbd_gio *f, kbd_GSettingsBacke
     f->main_context_pop_thread_default(context);
     f->main_context_unref(context);
     return result;
+}
+/* The keyboard's input sources (org.gnome.desktop.input-sources), watched for changes in
+ * the agent's keymap child: GSettings on a private main context that the child's loop
+ * runs (kbd_input_sources_wait), so "changed" signals (dconf's over D-Bus, the keyfile
+ * backend's file monitor) come in while the child sleeps in poll. */
+struct kbd_input_sources {
+    kbd_GSettings *settings;
+    kbd_GMainContext *context;
+    int changed;
+};
+
+static void kbd_input_sources_changed(void *settings, const char *key, void *data) {
+    (void)settings; (void)key;
+    ((struct kbd_input_sources *)data)->changed = 1;
+}
+
+/* Opens the schema through the default backend and connects "changed" before the first
+ * read (GSettings only signals keys that were read with a handler connected). */
+static inline int kbd_input_sources_open(const struct kbd_gio *f, const char *schema_id, struct kbd_input_sources *w) {
+    kbd_GSettingsSchemaSource *source = f->schema_source_get_default();
+    if (!source) return KBD_GSETTINGS_NO_SCHEMAS;
+    kbd_GSettingsSchema *schema = f->schema_source_lookup(source, schema_id, 1);
+    if (!schema) return KBD_GSETTINGS_NO_SCHEMA;
+    static const char *const keys[] = {"sources", "mru-sources", "current", "xkb-options"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!f->schema_has_key(schema, keys[i])) {
+            f->schema_unref(schema);
+            return KBD_GSETTINGS_NO_KEY;
+        }
+    }
+    w->context = f->main_context_new();
+    f->main_context_push_thread_default(w->context);
+    w->settings = f->settings_new_full(schema, NULL, NULL);
+    f->schema_unref(schema);
+    f->signal_connect_data(w->settings, "changed", (void (*)(void))kbd_input_sources_changed, w, NULL, 0);
+    return KBD_GSETTINGS_OK;
+}
+
+/* Appends s (or up to the room left) to out at *used. */
+static inline void kbd_append(char *out, size_t size, size_t *used, const char *s) {
+    size_t n = strlen(s);
+    if (*used + n + 1 > size) n = size > *used + 1 ? size - *used - 1 : 0;
+    memcpy(out + *used, s, n);
+    *used += n;
+    out[*used] = 0;
+}
+
+/* Formats one key's value as text: a(ss) as "type id" pairs one per line, as strings one
+ * per line, u as a decimal number. */
+static inline void kbd_input_sources_key(const struct kbd_gio *f, struct kbd_input_sources *w, const char *key, char *out, size_t size) {
+    size_t used = 0;
+    out[0] = 0;
+    if (strcmp(key, "current") == 0) {
+        snprintf(out, size, "%u", f->settings_get_uint(w->settings, key));
+        return;
+    }
+    void *value = f->settings_get_value(w->settings, key);
+    if (!value) return;
+    size_t n = f->variant_n_children(value);
+    for (size_t i = 0; i < n; i++) {
+        void *child = f->variant_get_child_value(value, i);
+        if (strcmp(key, "xkb-options") == 0) {
+            kbd_append(out, size, &used, f->variant_get_string(child, NULL));
+        } else {
+            void *type = f->variant_get_child_value(child, 0);
+            void *id = f->variant_get_child_value(child, 1);
+            kbd_append(out, size, &used, f->variant_get_string(type, NULL));
+            kbd_append(out, size, &used, " ");
+            kbd_append(out, size, &used, f->variant_get_string(id, NULL));
+            f->variant_unref(type);
+            f->variant_unref(id);
+        }
+        kbd_append(out, size, &used, "\n");
+        f->variant_unref(child);
+    }
+    f->variant_unref(value);
+}
+
+/* Runs the private context until a "changed" signal came (blocking: the child sleeps). */
+static inline void kbd_input_sources_wait(const struct kbd_gio *f, struct kbd_input_sources *w) {
+    w->changed = 0;
+    while (!w->changed) f->main_context_iteration(w->context, 1);
+    /* Several keys change together (a layout switch writes mru-sources and current):
+     * take what is already queued before reading. */
+    while (f->main_context_iteration(w->context, 0)) {}
 }
 #endif

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <poll.h>
+#include <time.h>
 
 struct kbd_sd_bus {
     int (*open_user)(sd_bus **);
@@ -39,6 +41,17 @@ struct kbd_sd_bus {
     const char *(*message_get_signature)(sd_bus_message *, int);
     int (*message_read_array)(sd_bus_message *, char, const void **, size_t *);
     int (*message_enter_container)(sd_bus_message *, char, const char *);
+    /* Questions asked without waiting (the text-input watch), and its own poll. */
+    int (*call_method_async)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
+                             sd_bus_message_handler_t, void *, const char *, ...);
+    int (*message_is_method_error)(sd_bus_message *, const char *);
+    int (*get_fd)(sd_bus *);
+    int (*get_events)(sd_bus *);
+    int (*get_timeout)(sd_bus *, uint64_t *);
+    /* Method calls to the watch (KWin's script) and their replies. */
+    int (*get_unique_name)(sd_bus *, const char **);
+    int (*message_is_method_call)(sd_bus_message *, const char *, const char *);
+    int (*reply_method_return)(sd_bus_message *, const char *, ...);
 };
 
 /* Loads libsystemd once; 0 on success, -ENOENT when it is not installed. */
@@ -70,6 +83,20 @@ static inline int kbd_sd_bus_load(struct kbd_sd_bus *f) {
     f->message_get_signature = (const char *(*)(sd_bus_message *, int))dlsym(lib, "sd_bus_message_get_signature");
     f->message_read_array = (int (*)(sd_bus_message *, char, const void **, size_t *))dlsym(lib, "sd_bus_message_read_array");
     f->message_enter_container = (int (*)(sd_bus_message *, char, const char *))dlsym(lib, "sd_bus_message_enter_container");
+    f->call_method_async = (int (*)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
+                                    sd_bus_message_handler_t, void *, const char *, ...))dlsym(lib, "sd_bus_call_method_async");
+    f->message_is_method_error = (int (*)(sd_bus_message *, const char *))dlsym(lib, "sd_bus_message_is_method_error");
+    f->get_fd = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_fd");
+    f->get_events = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_events");
+    f->get_timeout = (int (*)(sd_bus *, uint64_t *))dlsym(lib, "sd_bus_get_timeout");
+    f->get_unique_name = (int (*)(sd_bus *, const char **))dlsym(lib, "sd_bus_get_unique_name");
+    f->message_is_method_call = (int (*)(sd_bus_message *, const char *, const char *))dlsym(lib, "sd_bus_message_is_method_call");
+    f->reply_method_return = (int (*)(sd_bus_message *, const char *, ...))dlsym(lib, "sd_bus_reply_method_return");
+    if (!f->call_method_async || !f->message_is_method_error || !f->get_fd || !f->get_events || !f->get_timeout ||
+        !f->get_unique_name || !f->message_is_method_call || !f->reply_method_return) {
+        f->open_user = 0;
+        return -ENOSYS;
+    }
     if (!f->message_enter_container || !f->bus_new || !f->set_address || !f->set_bus_client || !f->start || !f->add_match || !f->process || !f->wait ||
         !f->message_is_signal || !f->message_get_sender || !f->message_get_path || !f->message_read_array ||
         !f->message_get_interface || !f->message_get_member || !f->message_get_signature) {
@@ -148,6 +175,23 @@ static inline int kbd_bus_call_uint32(const struct kbd_sd_bus *f, sd_bus *bus, c
     return r;
 }
 
+/* A method without arguments and without a reply value. */
+static inline int kbd_bus_call_noarg(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                     const char *member, sd_bus_error *error) {
+    return f->call_method(bus, dest, path, iface, member, error, NULL, "");
+}
+
+/* A method with one string argument whose reply is one uint32 (GetConnectionUnixProcessID). */
+static inline int kbd_bus_call_string_arg_uint32(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                                 const char *member, const char *value, uint32_t *out, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "s", value);
+    if (r < 0) return r;
+    r = f->message_read(reply, "u", out);
+    f->message_unref(reply);
+    return r;
+}
+
 /* A method without arguments whose reply is an array of uint32 (AT-SPI's state set):
  * up to max words into out, their count in *count. */
 static inline int kbd_bus_call_uint32_array(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
@@ -201,6 +245,170 @@ static inline int kbd_bus_next_message(const struct kbd_sd_bus *f, sd_bus *bus, 
     }
 }
 
+/* Questions asked without waiting (sd_bus_call_method_async, with the bus's method call
+ * timeout): each answer, or an error (a D-Bus error, or sd-bus's own when the timeout passed),
+ * lands in a queue the caller drains after every sd_bus_process (one message is dispatched per
+ * call, so the queue never holds more than a few). */
+struct kbd_bus_answer {
+    uint64_t tag;
+    int32_t missing;        /* 1: an error or no answer in time */
+    uint32_t value;         /* kind 'u' */
+    uint32_t words[8];      /* kind 'a' (au): up to 8 words */
+    uint32_t count;
+};
+#define KBD_BUS_ANSWERS 32
+struct kbd_bus_answers {
+    uint32_t count;
+    struct kbd_bus_answer items[KBD_BUS_ANSWERS];
+};
+struct kbd_bus_question {
+    /* What the callback reads the reply with (copied: the caller's table may move). */
+    int (*is_method_error)(sd_bus_message *, const char *);
+    int (*read)(sd_bus_message *, const char *, ...);
+    int (*read_array)(sd_bus_message *, char, const void **, size_t *);
+    struct kbd_bus_answers *answers;
+    uint64_t tag;
+    char kind;
+};
+
+static int kbd_bus_answered(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+    (void)error;
+    struct kbd_bus_question *q = (struct kbd_bus_question *)userdata;
+    struct kbd_bus_answers *a = q->answers;
+    if (a->count < KBD_BUS_ANSWERS) {
+        struct kbd_bus_answer *out = &a->items[a->count++];
+        memset(out, 0, sizeof *out);
+        out->tag = q->tag;
+        if (q->is_method_error(m, NULL) > 0) {
+            out->missing = 1;
+        } else if (q->kind == 'u') {
+            if (q->read(m, "u", &out->value) < 0) out->missing = 1;
+        } else {
+            const void *words = NULL;
+            size_t bytes = 0;
+            if (q->read_array(m, 'u', &words, &bytes) < 0) {
+                out->missing = 1;
+            } else {
+                size_t n = bytes / sizeof(uint32_t);
+                if (n > 8) n = 8;
+                if (n) memcpy(out->words, words, n * sizeof(uint32_t));
+                out->count = (uint32_t)n;
+            }
+        }
+    }
+    free(q);
+    return 1;
+}
+
+/* Asks dest's method (no argument, or one string when arg is not NULL) without waiting; its
+ * reply is read as kind 'u' (uint32) or 'a' (au). */
+static inline int kbd_bus_ask(const struct kbd_sd_bus *f, sd_bus *bus, struct kbd_bus_answers *answers, uint64_t tag, char kind,
+                              const char *dest, const char *path, const char *iface, const char *member, const char *arg) {
+    struct kbd_bus_question *q = (struct kbd_bus_question *)malloc(sizeof *q);
+    if (!q) return -ENOMEM;
+    q->is_method_error = f->message_is_method_error; q->read = f->message_read; q->read_array = f->message_read_array;
+    q->answers = answers; q->tag = tag; q->kind = kind;
+    int r = arg ? f->call_method_async(bus, NULL, dest, path, iface, member, kbd_bus_answered, q, "s", arg)
+                : f->call_method_async(bus, NULL, dest, path, iface, member, kbd_bus_answered, q, "");
+    if (r < 0) free(q);
+    return r;
+}
+
+/* One step of the connection: 1 when something was processed (a message not consumed by
+ * sd-bus in *out, which the caller unrefs, or an answer in the queue), 0 when nothing is left,
+ * a negative errno when the connection ended. */
+static inline int kbd_bus_step(const struct kbd_sd_bus *f, sd_bus *bus, sd_bus_message **out) {
+    return f->process(bus, out);
+}
+
+/* Waits until the connection has something to process, its next timeout (an unanswered
+ * question) passes, or one of others[0..<count] (at most 2; -1 is skipped) is readable; no
+ * timeout when nothing is asked. Bit i of *ready says whether others[i] is readable.
+ * 0, or a negative errno. */
+static inline int kbd_bus_wait_with(const struct kbd_sd_bus *f, sd_bus *bus, const int *others, int count, int *ready) {
+    struct pollfd p[3];
+    int fd = f->get_fd(bus);
+    int events = f->get_events(bus);
+    if (fd < 0) return fd;
+    if (events < 0) return events;
+    uint64_t until = UINT64_MAX;
+    int timeout = -1;
+    if (f->get_timeout(bus, &until) >= 0 && until != UINT64_MAX) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+        timeout = until <= now ? 0 : (int)((until - now + 999) / 1000);
+    }
+    if (count > 2) count = 2;
+    p[0].fd = fd; p[0].events = (short)events; p[0].revents = 0;
+    for (int i = 0; i < count; i++) { p[1 + i].fd = others[i]; p[1 + i].events = POLLIN; p[1 + i].revents = 0; }
+    *ready = 0;
+    int r = poll(p, (nfds_t)(1 + count), timeout);
+    if (r < 0) return errno == EINTR ? 0 : -errno;
+    for (int i = 0; i < count; i++) if (others[i] >= 0 && p[1 + i].revents != 0) *ready |= 1 << i;
+    return 0;
+}
+
+/* This connection's unique name (":1.42"), copied into out. */
+static inline int kbd_bus_unique_name(const struct kbd_sd_bus *f, sd_bus *bus, char *out, size_t size) {
+    const char *name = NULL;
+    int r = f->get_unique_name(bus, &name);
+    if (r < 0) return r;
+    size_t n = strlen(name);
+    if (n >= size) return -ENAMETOOLONG;
+    memcpy(out, name, n + 1);
+    return 0;
+}
+
+/* A method call to this connection: its header, and its argument when it is one int32
+ * (KWin's script: the active window's pid). 1 when m is a method call (it is answered with an
+ * empty return), 0 when not. */
+struct kbd_bus_call_fields {
+    const char *sender, *path, *interface, *member;
+    int32_t value;
+    int32_t has_value;
+};
+static inline int kbd_bus_read_call(const struct kbd_sd_bus *f, sd_bus_message *m, struct kbd_bus_call_fields *out) {
+    if (f->message_is_method_call(m, NULL, NULL) <= 0) return 0;
+    out->sender = f->message_get_sender(m);
+    out->path = f->message_get_path(m);
+    out->interface = f->message_get_interface(m);
+    out->member = f->message_get_member(m);
+    const char *sig = f->message_get_signature(m, 1);
+    out->has_value = sig && strcmp(sig, "i") == 0 && f->message_read(m, "i", &out->value) > 0;
+    f->reply_method_return(m, "");
+    return 1;
+}
+
+/* A method with one string argument whose reply is one string (GetNameOwner), copied into out. */
+static inline int kbd_bus_call_string_arg_string(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                                 const char *member, const char *value, char *out, size_t size, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    const char *answer = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "s", value);
+    if (r < 0) return r;
+    r = f->message_read(reply, "s", &answer);
+    if (r >= 0 && size > 0) {
+        size_t n = strlen(answer);
+        if (n >= size) n = size - 1;
+        memcpy(out, answer, n);
+        out[n] = 0;
+    }
+    f->message_unref(reply);
+    return r;
+}
+
+/* A method with two string arguments whose reply is one int32 (KWin's loadScript). */
+static inline int kbd_bus_call_strings_int32(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                             const char *member, const char *a, const char *b, int32_t *out, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "ss", a, b);
+    if (r < 0) return r;
+    r = f->message_read(reply, "i", out);
+    f->message_unref(reply);
+    return r;
+}
+
 /* Reads a reply of AT-SPI object references, a(so), into out as "name path\n" lines
  * (as many as fit in size, NUL-terminated); unrefs the reply. */
 static inline int kbd_bus_read_objects(const struct kbd_sd_bus *f, sd_bus_message *reply, char *out, size_t size) {
@@ -230,6 +438,33 @@ static inline int kbd_bus_call_objects(const struct kbd_sd_bus *f, sd_bus *bus, 
     int r = f->call_method(bus, dest, path, iface, member, error, &reply, "");
     if (r < 0) return r;
     return kbd_bus_read_objects(f, reply, out, size);
+}
+
+/* A method without arguments that answers a(sss) (KDE's getLayoutsList: short name,
+ * display name, long name), into out as "a\tb\tc\n" lines (as many as fit). */
+static inline int kbd_bus_call_string_triples(const struct kbd_sd_bus *f, sd_bus *bus, const char *dest, const char *path, const char *iface,
+                                              const char *member, char *out, size_t size, sd_bus_error *error) {
+    sd_bus_message *reply = NULL;
+    size_t used = 0;
+    if (size) out[0] = 0;
+    int r = f->call_method(bus, dest, path, iface, member, error, &reply, "");
+    if (r < 0) return r;
+    r = f->message_enter_container(reply, 'a', "(sss)");
+    while (r > 0) {
+        const char *v[3] = {NULL, NULL, NULL};
+        r = f->message_read(reply, "(sss)", &v[0], &v[1], &v[2]);
+        if (r <= 0) break;
+        size_t need = strlen(v[0]) + strlen(v[1]) + strlen(v[2]) + 3;
+        if (used + need + 1 > size) break;
+        for (int i = 0; i < 3; i++) {
+            memcpy(out + used, v[i], strlen(v[i]));
+            used += strlen(v[i]);
+            out[used++] = i < 2 ? '\t' : '\n';
+        }
+        out[used] = 0;
+    }
+    f->message_unref(reply);
+    return r < 0 ? r : 0;
 }
 
 /* What a signal says, as far as the agent's watchers read it (pointers into the message:

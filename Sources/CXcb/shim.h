@@ -32,7 +32,7 @@ struct kbd_xcb {
 
     xcb_connection_t *conn;
     xcb_window_t root;
-    xcb_atom_t net_active_window, net_wm_name, utf8_string;
+    xcb_atom_t net_active_window, net_wm_name, utf8_string, net_wm_pid;
     /* The active window whose property changes are selected (0: none). */
     xcb_window_t watched;
 };
@@ -102,10 +102,26 @@ static inline int kbd_xcb_open(struct kbd_xcb *x, const char *display, int *reas
     x->net_active_window = kbd_xcb_atom(x, "_NET_ACTIVE_WINDOW");
     x->net_wm_name = kbd_xcb_atom(x, "_NET_WM_NAME");
     x->utf8_string = kbd_xcb_atom(x, "UTF8_STRING");
+    x->net_wm_pid = kbd_xcb_atom(x, "_NET_WM_PID");
     uint32_t mask = XCB_EVENT_MASK_PROPERTY_CHANGE;
     x->change_window_attributes(x->conn, x->root, XCB_CW_EVENT_MASK, &mask);
     x->flush(x->conn);
     return x->get_file_descriptor(x->conn);
+}
+
+/* Connects to `display` for lookups only (no events selected: nothing ever queues): the
+ * _NET_WM_PID of i3's windows. 0, or -1 when it cannot. */
+static inline int kbd_xcb_open_lookups(struct kbd_xcb *x, const char *display) {
+    if (kbd_xcb_load(x) != 0) return -1;
+    int screen = 0;
+    x->conn = x->connect(display, &screen);
+    if (!x->conn || x->connection_has_error(x->conn)) {
+        if (x->conn) x->disconnect(x->conn);
+        x->conn = NULL;
+        return -1;
+    }
+    x->net_wm_pid = kbd_xcb_atom(x, "_NET_WM_PID");
+    return 0;
 }
 
 static inline void kbd_xcb_close(struct kbd_xcb *x) {
@@ -155,6 +171,19 @@ static inline int kbd_xcb_text(struct kbd_xcb *x, xcb_window_t w, int which, cha
     buf[length] = 0;
     free(r);
     return length;
+}
+
+/* The process of `w` as its client set _NET_WM_PID (a CARDINAL); 0 when it did not. */
+static inline uint32_t kbd_xcb_pid(struct kbd_xcb *x, xcb_window_t w) {
+    if (x->net_wm_pid == XCB_ATOM_NONE) return 0;
+    xcb_get_property_reply_t *r = x->get_property_reply(
+        x->conn, x->get_property(x->conn, 0, w, x->net_wm_pid, XCB_ATOM_CARDINAL, 0, 1), NULL);
+    if (!r) return 0;
+    uint32_t pid = 0;
+    if (r->type == XCB_ATOM_CARDINAL && r->format == 32 && x->get_property_value_length(r) >= 4)
+        memcpy(&pid, x->get_property_value(r), 4);
+    free(r);
+    return pid;
 }
 
 /* Selects property changes of the active window `w` (and no longer of the one before). */

@@ -87,6 +87,7 @@ final class AgentLoop {
         static let timer: UInt64 = 4
         static let focus: UInt64 = 5
         static let textInput: UInt64 = 6
+        static let keymap: UInt64 = 7
         static let outputs: UInt64 = 1 << 32
         static let processes: UInt64 = 2 << 32
     }
@@ -123,6 +124,8 @@ final class AgentLoop {
     private var textWatch: TextInputWatch?
     private var textWatchSource: TextInputSource?
     private var desktopTextInput: Bool?
+    /// What the watch was told of the focused window's application.
+    private var toldWindow: FocusedApplication?
     /// What the service has from this agent since it connected (nil: nothing sent yet).
     private var sentScopes: [String]?
     private var sentTextInput: Bool?
@@ -132,6 +135,11 @@ final class AgentLoop {
     private var sentStickyKeys: Bool??
     private var resolvedLayouts: (layouts: DesktopLayouts, keymap: ControlRequest.Keymap?)?
     private var desktopStickyKeys: Bool?
+    /// GNOME's and KDE's layouts (sway and Hyprland report theirs through the focus socket),
+    /// read by a child process, and what it said last.
+    private var keymapWatch: DesktopKeymapWatch?
+    private var watchedLayouts: DesktopLayouts?
+    private var saidLayoutProblem: String?
     private let environment: [String: String]
     /// Called with the scopes right after they were sent (the latency bench).
     var scopesSent: (([String]) -> Void)?
@@ -160,6 +168,7 @@ final class AgentLoop {
         watchConfigDirectory()
         loadConfig()
         openFocusSource(environment: environment)
+        startKeymapWatch()
         startTextInputWatch()
         bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
         connect()
@@ -186,6 +195,7 @@ final class AgentLoop {
         osk.restore()
         bar.stop()
         stopTextInputWatch()
+        keymapWatch = nil
         runner.stopAll()
         logger.info("stopped")
     }
@@ -202,6 +212,7 @@ final class AgentLoop {
             case Token.config: configChanged()
             case Token.focus: readFocus()
             case Token.textInput: readTextInput()
+            case Token.keymap: readKeymapWatch()
             case Token.timer:
                 var expirations: UInt64 = 0
                 _ = read(timer, &expirations, 8)
@@ -462,14 +473,33 @@ final class AgentLoop {
             applyKeymap()
             guard let change else { return }
             focused = change.window
+            tellTextInputWatch()
         } catch {
             logger.warning("focus: \(source.name): \(error.message); scopes no longer follow the focused window")
             epoll.remove(source.fd)
             focus = nil
             focused = nil
+            tellTextInputWatch()
             applyKeymap()
         }
         applyFocus()
+    }
+
+    /// The focused window's application as the text-input watch needs it: unknown without a
+    /// focus source or when the source does not say whose window it is.
+    private var focusedApplication: FocusedApplication {
+        guard focus != nil else { return .unknown }
+        guard let window = focused else { return .none }
+        return window.pid.map { .pid($0) } ?? .unknown
+    }
+
+    /// Tells the text-input watch whose window has the focus, when that changed.
+    private func tellTextInputWatch() {
+        guard let watch = textWatch else { return }
+        let now = focusedApplication
+        guard now != toldWindow else { return }
+        if !watch.tell(now) { logger.warning("text input: the watch did not take the focused window") }
+        toldWindow = now
     }
 
     /// Sends the scopes for the focused window and whether text input is on (what the
@@ -481,7 +511,7 @@ final class AgentLoop {
         if focus != nil || sentScopes != nil, active.scopes != sentScopes {
             send(.setScopes(active.scopes))
             sentScopes = active.scopes
-            logger.debug("focus: \(focused.map { "app \($0.app)" } ?? "no window") -> scopes [\(active.scopes.joined(separator: ", "))]")
+            logger.debug("focus: \(focused.map { "app \($0.app)\($0.pid.map { " (pid \($0))" } ?? "")" } ?? "no window") -> scopes [\(active.scopes.joined(separator: ", "))]")
             scopesSent?(active.scopes)
         }
         if active.textInput != (sentTextInput ?? false) {
@@ -498,8 +528,14 @@ final class AgentLoop {
     private func applyKeymap() {
         guard client.isConnected else { return }
         var keymap: ControlRequest.Keymap?
-        if let layouts = focus?.keyboardLayouts {
-            if let resolved = resolvedLayouts, resolved.layouts.layouts == layouts.layouts, resolved.layouts.options == layouts.options {
+        if let hyprland = focus as? HyprlandEvents, hyprland.layoutProblem != saidLayoutProblem {
+            saidLayoutProblem = hyprland.layoutProblem
+            if let problem = saidLayoutProblem { logger.warning("keymap: Hyprland: \(problem)") }
+        }
+        if let layouts = focus?.keyboardLayouts ?? watchedLayouts {
+            // A switch keeps the names (more layouts than xkb's groups are cut around the active one).
+            if let resolved = resolvedLayouts, resolved.layouts.layouts == layouts.layouts, resolved.layouts.options == layouts.options,
+               layouts.layouts.count <= ControlRequest.Keymap.maxLayouts {
                 keymap = resolved.keymap
                 keymap?.group = min(layouts.active, max(0, layouts.layouts.count - 1))
             } else {
@@ -513,7 +549,46 @@ final class AgentLoop {
         guard keymap != nil || sentKeymap != nil, sentKeymap != .some(keymap) else { return }
         send(.setKeymap(keymap))
         sentKeymap = .some(keymap)
-        logger.info(keymap.map { "keymap: the desktop's, layout \($0.layout) group \($0.group) (\(focus?.name ?? ""))" } ?? "keymap: withdrawn")
+        let source = focus?.keyboardLayouts != nil ? focus?.name : keymapWatch?.desktop.name
+        logger.info(keymap.map { k in
+            "keymap: the desktop's, layout \(k.layout)\(k.variant.map { " variant \($0)" } ?? "")\(k.options.map { " options \($0)" } ?? "") group \(k.group) (\(source ?? ""))"
+        } ?? "keymap: withdrawn")
+    }
+
+    /// On GNOME and KDE (by XDG_CURRENT_DESKTOP), unless the focus socket already reports the
+    /// layouts (sway, Hyprland), starts the child that watches the desktop's layouts.
+    private func startKeymapWatch() {
+        guard let desktop = DesktopKeymapWatch.desktop(environment) else { return }
+        if let focus, focus is HyprlandEvents || focus.name == "sway IPC" { return }
+        do {
+            let watch = try DesktopKeymapWatch(desktop: desktop, environment: environment)
+            try epoll.add(watch.fd, token: Token.keymap)
+            keymapWatch = watch
+        } catch {
+            logger.warning("keymap: cannot watch \(desktop.name): \(error)")
+        }
+    }
+
+    private func readKeymapWatch() {
+        guard let watch = keymapWatch else { return }
+        let (lines, ended) = watch.read()
+        var failure: String?
+        for line in lines {
+            switch line {
+            case .source(let name): logger.info("keymap: follows \(watch.desktop.name) (\(name))")
+            case .layouts(let layouts): watchedLayouts = layouts
+            case .none: watchedLayouts = nil
+            case .warning(let message): logger.warning("keymap: \(message)")
+            case .error(let message): failure = message
+            }
+        }
+        if ended {
+            logger.warning("keymap: \(failure ?? "the watch of \(watch.desktop.name) ended"); the service keeps its own keymap")
+            epoll.remove(watch.fd)
+            keymapWatch = nil
+            watchedLayouts = nil
+        }
+        applyKeymap()
     }
 
     /// Reads the desktop's sticky-keys setting (at connect and reload) and sends it when it changed.
@@ -540,9 +615,11 @@ final class AgentLoop {
             return
         }
         do {
-            let watch = try TextInputWatch(source: source, currentDesktop: ProcessEnvironment.current()["XDG_CURRENT_DESKTOP"])
+            let window = focusedApplication
+            let watch = try TextInputWatch(source: source, currentDesktop: ProcessEnvironment.current()["XDG_CURRENT_DESKTOP"], window: window)
             try epoll.add(watch.fd, token: Token.textInput)
             textWatch = watch
+            toldWindow = window
         } catch {
             logger.warning("text input: cannot start the watch: \(error)")
         }

@@ -5,7 +5,7 @@ import Glibc
 
 /// The focused window on X11 from any EWMH window manager, through libxcb (loaded when
 /// this source opens): `_NET_ACTIVE_WINDOW` on the root window, the class of its
-/// `WM_CLASS` and its `_NET_WM_NAME`. The agent wakes on the connection's descriptor only
+/// `WM_CLASS`, its `_NET_WM_NAME` and its `_NET_WM_PID` (the process of its client). The agent wakes on the connection's descriptor only
 /// when a property it selected changed (the root's, and the active window's for its title).
 package final class EWMHFocus: FocusSource {
     package let name = "EWMH"
@@ -55,7 +55,8 @@ package final class EWMHFocus: FocusSource {
         kbd_xcb_watch(&x, w)
         guard w != 0 else { return nil }
         guard let app = text(w, 1) else { return nil }
-        return FocusedWindow(app: app, title: text(w, 0) ?? "")
+        let pid = kbd_xcb_pid(&x, w)
+        return FocusedWindow(app: app, title: text(w, 0) ?? "", pid: pid > 0 && pid <= UInt32(Int32.max) ? Int32(pid) : nil)
     }
 
     private func text(_ window: xcb_window_t, _ which: Int32) -> String? {
@@ -63,5 +64,24 @@ package final class EWMHFocus: FocusSource {
         let n = buffer.withUnsafeMutableBufferPointer { kbd_xcb_text(&x, window, which, $0.baseAddress, Int32($0.count)) }
         guard n >= 0 else { return nil }
         return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The process of an X11 window (`_NET_WM_PID`, as its client set it), for a focus source
+/// that names X11 windows but not their processes (i3's IPC). A connection for lookups only:
+/// it selects no events, so it never wakes the agent.
+package final class X11WindowProcess {
+    private var x = kbd_xcb()
+
+    package init?(display: String) {
+        guard kbd_xcb_open_lookups(&x, display) == 0 else { return nil }
+    }
+
+    deinit { kbd_xcb_close(&x) }
+
+    /// The window's process, nil when its client did not say (or the window is gone).
+    package func pid(window: UInt32) -> Int32? {
+        let pid = kbd_xcb_pid(&x, window)
+        return pid > 0 && pid <= UInt32(Int32.max) ? Int32(pid) : nil
     }
 }

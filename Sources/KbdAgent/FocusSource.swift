@@ -12,9 +12,13 @@ package struct FocusedWindow: Equatable, Sendable {
     package var app: String
     /// The window title (private: never logged, never sent to the service).
     package var title: String
-    package init(app: String, title: String) {
+    /// The process the window belongs to, when the desktop says (sway's and i3's `pid`, X11's
+    /// `_NET_WM_PID`): only its focus claims on the accessibility bus count.
+    package var pid: Int32?
+    package init(app: String, title: String, pid: Int32? = nil) {
         self.app = app
         self.title = title
+        self.pid = pid
     }
 }
 
@@ -61,7 +65,9 @@ package enum FocusSources {
             do { return try WindowManagerIPC(path: path, name: "sway IPC", inputs: true, owner: owner) } catch { tried.append("sway IPC at \(path): \(error.message)") }
         }
         if let path = environment["I3SOCK"], !path.isEmpty, path != environment["SWAYSOCK"] {
-            do { return try WindowManagerIPC(path: path, name: "i3 IPC", owner: owner) } catch { tried.append("i3 IPC at \(path): \(error.message)") }
+            // i3's windows are X11's: their processes come from the X server.
+            let display = environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
+            do { return try WindowManagerIPC(path: path, name: "i3 IPC", owner: owner, display: display) } catch { tried.append("i3 IPC at \(path): \(error.message)") }
         }
         if let signature = environment["HYPRLAND_INSTANCE_SIGNATURE"], !signature.isEmpty {
             for path in HyprlandEvents.socketPaths(signature: signature, runtimeDirectory: environment["XDG_RUNTIME_DIR"]) {

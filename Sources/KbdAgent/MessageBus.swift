@@ -11,6 +11,8 @@ import Glibc
 final class MessageBus {
     private var bus: OpaquePointer?
     private var sd = kbd_sd_bus()
+    /// Where the answers of `ask` land (C callbacks write them; `step` drains them).
+    private let answers = UnsafeMutablePointer<kbd_bus_answers>.allocate(capacity: 1)
 
     struct Failure: Error, CustomStringConvertible {
         var operation: String
@@ -32,9 +34,15 @@ final class MessageBus {
         guard r >= 0, let b else { throw Failure(operation: what, message: String(cString: strerror(-r))) }
         _ = sd.set_method_call_timeout(b, callTimeoutMicroseconds)
         bus = b
+        answers.initialize(to: kbd_bus_answers())
     }
 
-    deinit { if let bus { _ = sd.flush_close_unref(bus) } }
+    // Questions still unanswered when the bus closes are dropped with it (their small
+    // records are not freed: the watch closes its bus only to exit).
+    deinit {
+        if let bus { _ = sd.flush_close_unref(bus) }
+        answers.deallocate()
+    }
 
     private func check(_ r: Int32, _ error: inout sd_bus_error, _ operation: String) throws(Failure) {
         defer { sd.error_free(&error) }
@@ -91,6 +99,14 @@ final class MessageBus {
         return value
     }
 
+    /// A method with one string argument that answers one uint32.
+    func callUInt32(_ destination: String, _ path: String, _ interface: String, _ member: String, string value: String) throws(Failure) -> UInt32 {
+        var error = sd_bus_error()
+        var out: UInt32 = 0
+        try check(kbd_bus_call_string_arg_uint32(&sd, bus, destination, path, interface, member, value, &out, &error), &error, "\(interface).\(member)")
+        return out
+    }
+
     /// A method without arguments that answers an array of uint32 (at most 8 are kept).
     func callUInt32Array(_ destination: String, _ path: String, _ interface: String, _ member: String) throws(Failure) -> [UInt32] {
         var error = sd_bus_error()
@@ -99,6 +115,16 @@ final class MessageBus {
         try check(kbd_bus_call_uint32_array(&sd, bus, destination, path, interface, member, &words, words.count, &count, &error),
                   &error, "\(interface).\(member)")
         return Array(words.prefix(count))
+    }
+
+    /// A method without arguments that answers a(sss) (at most 16 KiB of them).
+    func callStringTriples(_ destination: String, _ path: String, _ interface: String, _ member: String) throws(Failure) -> [[String]] {
+        var error = sd_bus_error()
+        var out = [CChar](repeating: 0, count: 16384)
+        try check(kbd_bus_call_string_triples(&sd, bus, destination, path, interface, member, &out, out.count, &error),
+                  &error, "\(interface).\(member)")
+        let text = String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
     }
 
     /// An object reference: an application's bus name and an object path.
@@ -121,6 +147,123 @@ final class MessageBus {
         var out = [CChar](repeating: 0, count: 16384)
         try check(kbd_bus_call_objects(&sd, bus, destination, path, interface, member, &out, out.count, &error), &error, "\(interface).\(member)")
         return Self.objects(out)
+    }
+
+    /// The answer to a question asked with `ask`: nil when it failed or did not come within
+    /// the call timeout.
+    struct Answer {
+        var tag: UInt64
+        var value: UInt32?
+        var words: [UInt32]?
+    }
+
+    /// Asks `member` (no argument, or one string) without waiting; the answer comes out of
+    /// `step` with `tag`, read as a uint32 or (`words`) an array of uint32.
+    func ask(tag: UInt64, _ destination: String, _ path: String, _ interface: String, _ member: String,
+             argument: String? = nil, words: Bool) throws(Failure) {
+        let r = kbd_bus_ask(&sd, bus, answers, tag, words ? CChar(UInt8(ascii: "a")) : CChar(UInt8(ascii: "u")), destination, path, interface, member, argument)
+        guard r >= 0 else { throw Failure(operation: "\(interface).\(member)", message: String(cString: strerror(-r))) }
+    }
+
+    /// A method call to this connection (answered at once with an empty return).
+    struct Call {
+        var sender: String
+        var path: String
+        var interface: String
+        var member: String
+        /// Its argument when it is one int32.
+        var value: Int32?
+    }
+
+    /// Processes what is there without waiting: the signals the matches asked for, the
+    /// answers that came (or whose time passed) and the method calls to this connection;
+    /// throws when the connection ended.
+    func step() throws(Failure) -> (signals: [Signal], answers: [Answer], calls: [Call]) {
+        var signals: [Signal] = []
+        var out: [Answer] = []
+        var calls: [Call] = []
+        while true {
+            var m: OpaquePointer?
+            let r = kbd_bus_step(&sd, bus, &m)
+            guard r >= 0 else { throw Failure(operation: "bus", message: String(cString: strerror(-r))) }
+            let queued = Int(answers.pointee.count)
+            if queued > 0 {
+                withUnsafeBytes(of: &answers.pointee.items) { raw in
+                    let items = raw.bindMemory(to: kbd_bus_answer.self)
+                    for a in items.prefix(queued) {
+                        let words = withUnsafeBytes(of: a.words) { Array($0.bindMemory(to: UInt32.self).prefix(Int(a.count))) }
+                        out.append(Answer(tag: a.tag, value: a.missing != 0 ? nil : a.value, words: a.missing != 0 ? nil : words))
+                    }
+                }
+                answers.pointee.count = 0
+            }
+            if let m {
+                defer { _ = sd.message_unref(m) }
+                if let s = Self.signal(&sd, m) {
+                    signals.append(s)
+                } else {
+                    var fields = kbd_bus_call_fields()
+                    if kbd_bus_read_call(&sd, m, &fields) > 0 {
+                        func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+                        calls.append(Call(sender: text(fields.sender), path: text(fields.path), interface: text(fields.interface),
+                                          member: text(fields.member), value: fields.has_value != 0 ? fields.value : nil))
+                    }
+                }
+            }
+            if r == 0 { return (signals, out, calls) }
+        }
+    }
+
+    /// Waits until the bus has something for `step`, an unanswered question's time passed, or
+    /// one of `others` (at most 2; -1 is skipped) is readable; which of them are. Without
+    /// questions it waits as long as it takes.
+    func wait(orReadable others: [Int32]) throws(Failure) -> [Bool] {
+        var ready: Int32 = 0
+        let r = others.withUnsafeBufferPointer { kbd_bus_wait_with(&sd, bus, $0.baseAddress, Int32($0.count), &ready) }
+        guard r >= 0 else { throw Failure(operation: "bus", message: String(cString: strerror(-r))) }
+        return others.indices.map { ready & (1 << $0) != 0 }
+    }
+
+    /// The descriptor to wait on for this connection (another bus's `wait` can watch it).
+    var fd: Int32 { sd.get_fd(bus) }
+
+    /// This connection's unique name (":1.42").
+    func uniqueName() throws(Failure) -> String {
+        var out = [CChar](repeating: 0, count: 256)
+        let r = kbd_bus_unique_name(&sd, bus, &out, out.count)
+        guard r >= 0 else { throw Failure(operation: "unique name", message: String(cString: strerror(-r))) }
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A method without arguments whose answer is not read.
+    func call(_ destination: String, _ path: String, _ interface: String, _ member: String) throws(Failure) {
+        var error = sd_bus_error()
+        try check(kbd_bus_call_noarg(&sd, bus, destination, path, interface, member, &error), &error, "\(interface).\(member)")
+    }
+
+    /// A method with one string argument that answers one string.
+    func callString(_ destination: String, _ path: String, _ interface: String, _ member: String, string value: String) throws(Failure) -> String {
+        var error = sd_bus_error()
+        var out = [CChar](repeating: 0, count: 1024)
+        try check(kbd_bus_call_string_arg_string(&sd, bus, destination, path, interface, member, value, &out, out.count, &error),
+                  &error, "\(interface).\(member)")
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A method with two string arguments that answers one int32.
+    func callInt32(_ destination: String, _ path: String, _ interface: String, _ member: String, _ a: String, _ b: String) throws(Failure) -> Int32 {
+        var error = sd_bus_error()
+        var out: Int32 = 0
+        try check(kbd_bus_call_strings_int32(&sd, bus, destination, path, interface, member, a, b, &out, &error), &error, "\(interface).\(member)")
+        return out
+    }
+
+    private static func signal(_ sd: inout kbd_sd_bus, _ m: OpaquePointer) -> Signal? {
+        var fields = kbd_bus_signal_fields()
+        guard kbd_bus_read_signal(&sd, m, &fields) > 0 else { return nil }
+        func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+        return Signal(interface: text(fields.interface), member: text(fields.member), sender: text(fields.sender), path: text(fields.path),
+                      detail: text(fields.detail), detail1: fields.detail1, newOwner: text(fields.new_owner))
     }
 
     /// Asks the bus for the signals matching `rule` (a D-Bus match rule).
@@ -151,11 +294,8 @@ final class MessageBus {
             let r = kbd_bus_next_message(&sd, bus, &m)
             guard r >= 0, let m else { throw Failure(operation: "bus", message: r < 0 ? String(cString: strerror(-r)) : "no message") }
             defer { _ = sd.message_unref(m) }
-            var fields = kbd_bus_signal_fields()
-            guard kbd_bus_read_signal(&sd, m, &fields) > 0 else { continue }
-            func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
-            return Signal(interface: text(fields.interface), member: text(fields.member), sender: text(fields.sender), path: text(fields.path),
-                          detail: text(fields.detail), detail1: fields.detail1, newOwner: text(fields.new_owner))
+            guard let s = Self.signal(&sd, m) else { continue }
+            return s
         }
     }
 }

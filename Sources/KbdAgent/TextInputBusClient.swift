@@ -1,4 +1,5 @@
 import CLinux
+import KbdCore
 import KbdSystem
 import KbdConfig
 #if canImport(Glibc)
@@ -12,7 +13,12 @@ import Glibc
 /// The child's side of TextInputWatch: connects, listens, writes lines.
 package struct TextInputProducer {
     let output: Int32
+    /// The agent's lines (`window PID`, `window none`, `window unknown`: FocusedApplication),
+    /// -1 for none.
+    let input: Int32
     let currentDesktop: String?
+    /// The focused window's application when the child started.
+    let window: FocusedApplication
 
     /// How long a focused object may take to say its role and states (then text input
     /// stays on: fail closed).
@@ -79,7 +85,9 @@ package struct TextInputProducer {
         }
     }
 
-    /// AT-SPI: the focused object's role and states, from the accessibility bus.
+    /// AT-SPI: focus claims on the accessibility bus, believed as FocusClaims decides (the
+    /// sender owns the focused window; the object is FOCUSED; its role and states); every
+    /// question asked without waiting, with `answerMicroseconds` for its answer.
     private func accessibility(_ session: MessageBus) throws(MessageBus.Failure) {
         let address = try session.callString("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress")
         let bus = try MessageBus(address: address, callTimeoutMicroseconds: Self.answerMicroseconds)
@@ -92,63 +100,134 @@ package struct TextInputProducer {
         } catch {
             say("warning the accessibility registry did not take the event listener: \(error)")
         }
-        say("source the accessibility bus (AT-SPI focus events)")
-        var focus = AccessibleFocus()
-        // What has the focus now (the agent may start after the user focused a text field).
-        if let object = focusedNow(bus), let takes = claim(bus, object) {
-            focus.focused(object, takesText: takes)
-        }
-        var said: Bool? = focus.textInput
-        say(focus.textInput ? "1" : "0")
-        while true {
-            let signal = try bus.nextSignal()
-            if signal.member == "NameOwnerChanged" {
-                if signal.newOwner.isEmpty { focus.applicationGone(signal.detail) }
-            } else if signal.member == "StateChanged", signal.detail == "focused" {
-                let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
-                if signal.detail1 != 0 {
-                    // A claim the object does not back with its FOCUSED state is dropped.
-                    if let takes = claim(bus, object) { focus.focused(object, takesText: takes) }
-                } else {
-                    focus.unfocused(object)
-                }
-            } else {
-                continue
+        // On KDE without a focus source, KWin names the focused window's process (a script).
+        var kwinWindow: KWinActiveWindow?
+        var start = window
+        if window == .unknown, Self.usesKWin(currentDesktop: currentDesktop), let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }),
+           runtime.hasPrefix("/") {
+            do {
+                kwinWindow = try KWinActiveWindow(session: session, runtimeDirectory: runtime)
+                start = .none  // until KWin says
+            } catch {
+                say("warning KWin does not say whose window has the focus (\(error)); every focus claim is checked on its object only")
             }
-            if focus.textInput != said { said = focus.textInput; say(focus.textInput ? "1" : "0") }
+        }
+        say("source the accessibility bus (AT-SPI focus events\(kwinWindow != nil ? "; the focused window's process from KWin" : ""))")
+        var claims = FocusClaims(window: start)
+        var kinds: [UInt64: FocusClaims.Question] = [:]
+        func send(_ asks: [FocusClaims.Ask]) {
+            for a in asks {
+                do throws(MessageBus.Failure) {
+                    switch a.question {
+                    case .pid(let name):
+                        try bus.ask(tag: a.tag, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                    argument: name, words: false)
+                    case .states(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetState", words: true)
+                    case .role(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetRole", words: false)
+                    }
+                    kinds[a.tag] = a.question
+                } catch {
+                    send(claims.answered(a.tag, .missing))  // not even sent: no answer (fail closed)
+                }
+            }
+        }
+        // What has the focus now (the agent may start after the user focused a text field).
+        switch focusedNow(bus) {
+        case .object(let object): send(claims.claimed(object))
+        case .nothing: break
+        case .unanswered:
+            say("warning the accessibility tree did not answer within \(Self.walkMilliseconds) ms; text input is on until an application claims the focus")
+            claims.undecided()
+        }
+        var said: Bool?
+        let lines = LineBuffer(maxLineBytes: 256)
+        while true {
+            if kwinWindow != nil {
+                for call in try session.step().calls {
+                    if let now = kwinWindow?.window(call) { send(claims.windowChanged(now)) }
+                }
+            }
+            let (signals, answers, _) = try bus.step()
+            for signal in signals {
+                if signal.member == "NameOwnerChanged" {
+                    if signal.newOwner.isEmpty { claims.applicationGone(signal.detail) }
+                } else if signal.member == "StateChanged", signal.detail == "focused" {
+                    let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
+                    if signal.detail1 != 0 { send(claims.claimed(object)) } else { claims.unfocused(object) }
+                }
+            }
+            for answer in answers {
+                guard let question = kinds.removeValue(forKey: answer.tag) else { continue }
+                let value: FocusClaims.Answer
+                switch question {
+                case .states: value = answer.words.map { .words($0) } ?? .missing
+                case .pid, .role: value = answer.value.map { .number($0) } ?? .missing
+                }
+                send(claims.answered(answer.tag, value))
+            }
+            if claims.textInput != said { said = claims.textInput; say(claims.textInput ? "1" : "0") }
+            let ready = try bus.wait(orReadable: [input, kwinWindow != nil ? session.fd : -1])
+            guard ready[0] else { continue }
+            // The agent: whose window has the focus.
+            switch lines.read(from: input, budget: 4096) {
+            case .eof, .error: _exit(0)  // the agent is gone
+            case .bytes, .again: break
+            }
+            while true {
+                switch lines.nextLine() {
+                case .line(let bytes):
+                    // KWin's word wins over the agent's "unknown".
+                    if kwinWindow == nil, let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) {
+                        send(claims.windowChanged(window))
+                    }
+                    continue
+                case .tooLong, .none: break
+                }
+                break
+            }
+            if claims.textInput != said { said = claims.textInput; say(claims.textInput ? "1" : "0") }
         }
     }
 
-    /// The claimed object's states (FOCUSED re-checked) and role, each answer within
-    /// `answerMicroseconds`; see `AccessibleText.claim`.
-    private func claim(_ bus: MessageBus, _ object: AccessibleFocus.Object) -> Bool? {
-        let states = try? bus.callUInt32Array(object.application, object.path, "org.a11y.atspi.Accessible", "GetState")
-        guard let states, AccessibleText.has(AccessibleText.stateFocused, in: states) else { return AccessibleText.claim(role: nil, states: states) }
-        let role = try? bus.callUInt32(object.application, object.path, "org.a11y.atspi.Accessible", "GetRole")
-        return AccessibleText.claim(role: role, states: states)
-    }
+    /// How long the walk at start may take in all (an application that answers slowly or
+    /// never cannot hold the watch up longer).
+    static let walkMilliseconds: Int64 = 1_000
 
-    /// The focused object of the desktop, found once at start: the registry's applications,
-    /// their active window, and in it (depth first, through showing objects only, at most
-    /// 2,000 objects) the one with the FOCUSED state. (GTK 3's application objects do not
-    /// answer Collection.GetMatches, so the tree is walked.)
-    private func focusedNow(_ bus: MessageBus) -> AccessibleFocus.Object? {
+    enum FoundFocus { case object(AccessibleFocus.Object), nothing, unanswered }
+
+    /// The focused object of the desktop, found once at start: the registry's applications
+    /// (only the focused window's, when its process is known), their active window, and in it
+    /// (depth first, through showing objects only, at most 2,000 objects) the one with the
+    /// FOCUSED state, all within `walkMilliseconds`. (GTK 3's application objects do not
+    /// answer Collection.GetMatches, so the tree is walked.) The object found is a claim like
+    /// any other (FocusClaims checks it).
+    private func focusedNow(_ bus: MessageBus) -> FoundFocus {
         let accessible = "org.a11y.atspi.Accessible"
-        func states(_ o: MessageBus.ObjectReference) -> [UInt32] { (try? bus.callUInt32Array(o.name, o.path, accessible, "GetState")) ?? [] }
-        func children(_ o: MessageBus.ObjectReference) -> [MessageBus.ObjectReference] { (try? bus.callObjects(o.name, o.path, accessible, "GetChildren")) ?? [] }
+        let deadline = monotonicNow().microseconds + Self.walkMilliseconds * 1000
+        var late = false
+        func due() -> Bool {
+            if !late, monotonicNow().microseconds > deadline { late = true }
+            return late
+        }
+        func states(_ o: MessageBus.ObjectReference) -> [UInt32] { due() ? [] : (try? bus.callUInt32Array(o.name, o.path, accessible, "GetState")) ?? [] }
+        func children(_ o: MessageBus.ObjectReference) -> [MessageBus.ObjectReference] { due() ? [] : (try? bus.callObjects(o.name, o.path, accessible, "GetChildren")) ?? [] }
+        func pid(_ name: String) -> UInt32? {
+            try? bus.callUInt32("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", string: name)
+        }
         var budget = 2_000
         for app in children(MessageBus.ObjectReference(name: "org.a11y.atspi.Registry", path: "/org/a11y/atspi/accessible/root")) {
-            for window in children(app) where AccessibleText.has(AccessibleText.stateActive, in: states(window)) {
-                var stack = children(window).reversed() as [MessageBus.ObjectReference]
+            if case .pid(let focused) = window, pid(app.name) != UInt32(bitPattern: focused) { continue }
+            for frame in children(app) where AccessibleText.has(AccessibleText.stateActive, in: states(frame)) {
+                var stack = children(frame).reversed() as [MessageBus.ObjectReference]
                 while let o = stack.popLast(), budget > 0 {
                     budget -= 1
                     let s = states(o)
-                    if AccessibleText.has(AccessibleText.stateFocused, in: s) { return AccessibleFocus.Object(application: o.name, path: o.path) }
+                    if AccessibleText.has(AccessibleText.stateFocused, in: s) { return .object(AccessibleFocus.Object(application: o.name, path: o.path)) }
                     if AccessibleText.has(AccessibleText.stateShowing, in: s) { stack += children(o).reversed() }
                 }
             }
         }
-        return nil
+        return late ? .unanswered : .nothing
     }
 
 }

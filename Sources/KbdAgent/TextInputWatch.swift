@@ -11,13 +11,14 @@ import Glibc
 /// agent's epoll watches: no polling, no timer, and nothing wakes while nothing changes.
 ///
 /// Lines: `source NAME` once (what it listens to), then `1` or `0` on every change, then
-/// `error MESSAGE` before it exits. It ends when the agent does (PR_SET_PDEATHSIG and the
+/// `error MESSAGE` before it exits. The agent writes it, on a second pipe, whose window has
+/// the focus (`window PID`, `window none`, `window unknown`: FocusedApplication), so that
+/// only that application's focus claims count. It ends when the agent does (PR_SET_PDEATHSIG and the
 /// pipe). It never reads text or window titles: only whether the focused object is an
 /// editable text.
 final class TextInputWatch {
-    let fd: Int32
-    private let pid: pid_t
-    private let lines = LineBuffer(maxLineBytes: 4096)
+    private let child: WatchChild
+    var fd: Int32 { child.fd }
 
     enum Line: Equatable {
         case source(String)
@@ -27,54 +28,23 @@ final class TextInputWatch {
     }
 
     /// Starts the child for `source` (not `.none`); `currentDesktop` (XDG_CURRENT_DESKTOP)
-    /// decides what `auto` listens to.
-    init(source: TextInputSource, currentDesktop: String?) throws(FocusSourceError) {
-        var fds: [Int32] = [-1, -1]
-        guard kbd_pipe2(&fds, Int32(O_CLOEXEC)) == 0 else { throw FocusSourceError(message: SystemError(operation: "pipe2", errno: errno).message) }
-        let parent = getpid()
-        let pid = fork()
-        if pid == 0 {
-            // Nothing of the agent's stays open here (its service connection, the focus
-            // sockets, other children's pipes): only the pipe to the agent.
-            let output = kbd_close_inherited(fds[1])
-            _ = kbd_prctl_pdeathsig(SIGTERM)
-            if getppid() != parent { _exit(0) }
-            // The agent's signal mask (signalfd) is inherited: SIGTERM must end the child.
-            var set = sigset_t()
-            sigemptyset(&set)
-            sigaddset(&set, SIGTERM)
-            sigprocmask(SIG_UNBLOCK, &set, nil)
-            signal(SIGPIPE, SIG_DFL)
-            TextInputProducer(output: output, currentDesktop: currentDesktop).run(source: source)
-            _exit(0)
+    /// decides what `auto` listens to. The agent's lines reach it on its standard input.
+    init(source: TextInputSource, currentDesktop: String?, window: FocusedApplication) throws(FocusSourceError) {
+        child = try WatchChild(input: true) { output in
+            TextInputProducer(output: output, input: 0, currentDesktop: currentDesktop, window: window).run(source: source)
         }
-        close(fds[1])
-        guard pid > 0 else {
-            close(fds[0])
-            throw FocusSourceError(message: SystemError(operation: "fork", errno: errno).message)
-        }
-        self.pid = pid
-        fd = fds[0]
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
-    deinit {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        close(fd)
-    }
+    /// Tells the child whose window has the focus now (false: the pipe was full and the line
+    /// dropped).
+    @discardableResult
+    func tell(_ window: FocusedApplication) -> Bool { child.send(window.line) }
 
     /// The lines that arrived; `ended` when the child closed the pipe (it exited).
     func read() -> (lines: [Line], ended: Bool) {
+        let (texts, ended) = child.read()
         var out: [Line] = []
-        var ended = false
-        switch lines.read(from: fd, budget: 65536) {
-        case .bytes, .again: break
-        case .eof, .error: ended = true
-        }
-        while case .line(let bytes) = lines.nextLine() {
-            let text = String(decoding: bytes, as: UTF8.self)
+        for text in texts {
             if text == "1" || text == "0" { out.append(.textInput(text == "1")) }
             else if text.hasPrefix("source ") { out.append(.source(String(text.dropFirst(7)))) }
             else if text.hasPrefix("error ") { out.append(.error(String(text.dropFirst(6)))) }

@@ -39,9 +39,14 @@ package final class WindowManagerIPC: FocusSource {
     package private(set) var keyboardLayouts: DesktopLayouts?
     /// Whether an input event came before the inputs' reply (then the reply is stale).
     private var sawInputEvent = false
+    /// i3: its windows' processes from the X server (i3's IPC names the X11 window, not its pid).
+    private let x11: X11WindowProcess?
 
-    package init(path: String, name: String, inputs: Bool = false, owner: UInt32 = geteuid()) throws(FocusSourceError) {
+    /// `display`: the X display whose windows i3 manages (their `_NET_WM_PID`); nil on sway,
+    /// whose IPC names the pid itself.
+    package init(path: String, name: String, inputs: Bool = false, owner: UInt32 = geteuid(), display: String? = nil) throws(FocusSourceError) {
         self.name = name
+        x11 = display.flatMap { X11WindowProcess(display: $0) }
         fd = try connectStream(path, owner: owner)
         do {
             try write(type: Self.subscribe, payload: inputs ? #"["window","input"]"# : #"["window"]"#)
@@ -123,7 +128,7 @@ package final class WindowManagerIPC: FocusSource {
             guard !sawFocusEvent else { return nil }
             guard let node = Self.focusedNode(value) else { return FocusChange(window: nil) }
             focusedID = node["id"]?.intValue
-            return FocusChange(window: Self.window(node))
+            return FocusChange(window: withProcess(Self.window(node), node))
         case Self.getInputs:
             guard !sawInputEvent, case .array(let inputs) = value else { return nil }
             if let layouts = inputs.lazy.compactMap(Self.layouts).first { keyboardLayouts = layouts }
@@ -162,10 +167,10 @@ package final class WindowManagerIPC: FocusSource {
         case "focus":
             sawFocusEvent = true
             focusedID = id
-            return FocusChange(window: Self.window(container))
+            return FocusChange(window: withProcess(Self.window(container), container))
         case "title":
             guard id != nil, id == focusedID else { return nil }
-            return FocusChange(window: Self.window(container))
+            return FocusChange(window: withProcess(Self.window(container), container))
         case "close":
             guard id != nil, id == focusedID else { return nil }
             focusedID = nil
@@ -175,12 +180,22 @@ package final class WindowManagerIPC: FocusSource {
         }
     }
 
-    /// A container's app (`app_id`, else `window_properties.class`) and title (`name`);
-    /// nil for a container that is not a window (a workspace, a split).
+    /// `window` with its process from the X server when the IPC did not name it (i3: the
+    /// container's X11 `window`).
+    private func withProcess(_ window: FocusedWindow?, _ container: JSONValue) -> FocusedWindow? {
+        guard var window, window.pid == nil, let x11, let id = container["window"]?.intValue, id > 0, id <= Int(UInt32.max) else { return window }
+        window.pid = x11.pid(window: UInt32(id))
+        return window
+    }
+
+    /// A container's app (`app_id`, else `window_properties.class`), title (`name`) and
+    /// process (`pid`, when positive); nil for a container that is not a window (a workspace,
+    /// a split).
     package static func window(_ container: JSONValue) -> FocusedWindow? {
         let app = container["app_id"]?.stringValue ?? container["window_properties"]?["class"]?.stringValue
         guard let app else { return nil }
-        return FocusedWindow(app: app, title: container["name"]?.stringValue ?? "")
+        let pid = container["pid"]?.intValue.flatMap { $0 > 0 && $0 <= Int(Int32.max) ? Int32($0) : nil }
+        return FocusedWindow(app: app, title: container["name"]?.stringValue ?? "", pid: pid)
     }
 
     /// The node with `"focused": true` in a `GET_TREE` reply (tiled or floating).

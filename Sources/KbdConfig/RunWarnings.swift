@@ -33,14 +33,14 @@ extension ConfigLoader {
             var atStart = true
             for word in run[c + 1].split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
                 if ["|", ";", "&&", "||", "&"].contains(word) { atStart = true; continue }
-                if atStart, !word.contains("=") || word.hasPrefix("=") {
+                if atStart, !word.contains("=" as Character) || word.hasPrefix("=") {
                     out.append(word.split(separator: "/").last.map(String.init) ?? String(word))
                     atStart = false
                 }
             }
             return out
         }
-        if name == "env" { return run.dropFirst().first(where: { !$0.contains("=") && !$0.hasPrefix("-") }).map { [$0] } ?? [] }
+        if name == "env" { return run.dropFirst().first(where: { !$0.contains("=" as Character) && !$0.hasPrefix("-") }).map { [$0] } ?? [] }
         return [name]
     }
 
@@ -75,8 +75,8 @@ extension ConfigLoader {
         let operators = ["|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "&>", "|&"]
         if operators.contains(arg) { return "is shell syntax" }
         if arg.hasPrefix(">") || arg.hasPrefix("2>") || arg.hasPrefix("&>") { return "is a shell redirection" }
-        if arg.hasPrefix("~") || arg.contains("=~/") || arg.contains(":~/") { return "starts with '~', which only a shell expands to the home directory" }
-        if arg.contains("`") || arg.contains("$(") { return "contains a command substitution, which only a shell performs" }
+        if arg.hasPrefix("~") || arg.includes("=~/") || arg.includes(":~/") { return "starts with '~', which only a shell expands to the home directory" }
+        if arg.contains("`" as Character) || arg.includes("$(") { return "contains a command substitution, which only a shell performs" }
         var previous: Character = " "
         for ch in arg {
             if previous == "$", ch == "{" || ch == "_" || ch.isLetter { return "contains a variable ($NAME), which only a shell expands" }

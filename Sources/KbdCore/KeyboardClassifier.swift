@@ -1,3 +1,4 @@
+import KbdSystem
 /// Decides whether a device is a keyboard, from its capability bits alone
 /// (pure: no I/O), in the spirit of udev's `input_id` builtin: a keyboard has
 /// `EV_KEY` with the whole block `KEY_ESC` … `KEY_S` (codes 1–31).
@@ -68,7 +69,7 @@ public enum KeyboardClassifier {
         }
         let lowerName = d.name.lowercased()
         let hasPointer = d.has(type: EventType.rel, code: 0) && d.has(type: EventType.rel, code: 1) && keys.contains(0x110)
-        if hasPointer, ["mouse"].contains(where: { lowerName.contains($0) }), !lowerName.contains("keyboard") {
+        if hasPointer, lowerName.includes("mouse"), !lowerName.includes("keyboard") {
             return Verdict(isKeyboard: false, reason: "a mouse that advertises keyboard keys (name says mouse)")
         }
         if d.properties.contains(0x01) /* INPUT_PROP_DIRECT */ && keys.contains(0x100) && !d.has(type: EventType.rep) {

@@ -324,7 +324,7 @@ public final class KeyboardDaemon {
 
     /// Nodes the service may not read (permission denied), as `list_devices` shows them.
     public var unreadableNodes: Int {
-        known.values.filter { $0.id == nil && ($0.error?.contains("Permission denied") ?? false || $0.error?.contains("Operation not permitted") ?? false) }.count
+        known.values.filter { $0.id == nil && ($0.error?.includes("Permission denied") ?? false || $0.error?.includes("Operation not permitted") ?? false) }.count
     }
 
     private func closeDevice(_ id: DeviceID, reason: String) {

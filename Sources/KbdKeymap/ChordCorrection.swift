@@ -1,4 +1,5 @@
 import KbdCore
+import KbdSystem
 
 /// Issue 27: the whole corrected chord for names other tools teach, so an error can say
 /// "did you mean 'Super+Return'?" instead of listing names:
@@ -48,7 +49,7 @@ public enum ChordCorrection {
         var reasons: [String] = []
         var working = text
         // "super + return": blanks around '+' split a chord into a sequence.
-        if working.contains(" +") || working.contains("+ ") || working.contains("\t+") || working.contains("+\t") {
+        if working.includes(" +") || working.includes("+ ") || working.includes("\t+") || working.includes("+\t") {
             var out = ""
             var pendingBlank = false
             for c in working {
@@ -68,7 +69,7 @@ public enum ChordCorrection {
         // "Print Screen", "Volume Up": a key name written with a space.
         var i = 0
         while i + 1 < words.count {
-            if !words[i].contains("+"), (try? ChordKey(parsing: words[i + 1])) == nil || (try? ChordKey(parsing: words[i])) == nil,
+            if !words[i].contains("+" as Character), (try? ChordKey(parsing: words[i + 1])) == nil || (try? ChordKey(parsing: words[i])) == nil,
                let joined = joinedKey(words[i] + words[i + 1])
             {
                 reasons.append("'\(words[i]) \(words[i + 1])' is not one key: a blank starts the next chord of a sequence ('Ctrl+X Ctrl+S'); the key is '\(joined)'")

@@ -1,4 +1,5 @@
 import CXkb
+import KbdSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,7 +49,7 @@ final class XkbLog: @unchecked Sendable {
         var text = Substring(line)
         while let l = text.last, l == "\n" || l == " " { text = text.dropLast() }
         // The include-path listings (a tab-indented path per line) say nothing the error does not.
-        if text.hasPrefix("\t") || text.hasPrefix(" ") || text.contains("include paths") { return }
+        if text.hasPrefix("\t") || text.hasPrefix(" ") || text.includes("include paths") { return }
         guard !text.isEmpty, lines.count < Self.limit, !lines.contains(String(text)) else { return }
         lines.append(String(text))
     }

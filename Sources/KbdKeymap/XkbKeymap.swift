@@ -1,4 +1,5 @@
 import KbdCore
+import KbdSystem
 import CXkb
 
 /// Owns one compiled `struct xkb_keymap` plus what the pipeline precomputes
@@ -98,8 +99,8 @@ public final class XkbKeymap: @unchecked Sendable {
     static func ignoredOptions(_ log: [String]) -> [String] {
         let marker = "Unrecognized RMLVO option \""
         return log.compactMap { line in
-            guard let start = line.firstRange(of: marker)?.upperBound, let end = line[start...].firstIndex(of: "\"") else { return nil }
-            return String(line[start..<end])
+            guard let rest = line.text(after: marker), let end = rest.firstIndex(of: "\"") else { return nil }
+            return String(rest[..<end])
         }
     }
 

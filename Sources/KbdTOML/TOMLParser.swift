@@ -247,7 +247,7 @@ public struct TOMLParser {
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         guard !text.isEmpty else { throw fail("expected a value (a string in quotes, a number, true, false, an array or an inline table)") }
-        if text.contains(":") || (text.count >= 10 && text.dropFirst(4).first == "-" && text.first?.isNumber == true) {
+        if text.contains(":" as Character) || (text.count >= 10 && text.dropFirst(4).first == "-" && text.first?.isNumber == true) {
             throw fail("dates and times are not supported here; expected a string, number or boolean, found '\(text)'")
         }
         if let v = Self.integer(text) { return .integer(v) }
@@ -270,7 +270,7 @@ public struct TOMLParser {
         } else if t.count > 1, t.first == "0" {
             return nil  // no leading zeros
         }
-        guard !t.isEmpty, t.first != "_", t.last != "_", !t.contains("__") else { return nil }
+        guard !t.isEmpty, t.first != "_", t.last != "_", !hasDoubleUnderscore(t) else { return nil }
         let digits = t.replacingOccurrences("_", "")
         guard let magnitude = Int64(digits, radix: radix) else { return nil }
         return negative ? -magnitude : magnitude
@@ -283,7 +283,7 @@ public struct TOMLParser {
         case "nan", "+nan", "-nan": return .nan
         default: break
         }
-        guard !text.contains("__"), text.last != "_", text.first != "_" else { return nil }
+        guard !hasDoubleUnderscore(text), text.last != "_", text.first != "_" else { return nil }
         let cleaned = text.replacingOccurrences("_", "")
         guard cleaned.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) else { return nil }
         // TOML requires digits on both sides of '.'.
@@ -493,6 +493,17 @@ extension StringProtocol {
         }
         return out
     }
+}
+
+/// Whether `text` has "__" (a TOML number may not). Written out: `contains("__")` is
+/// _StringProcessing's, which the service's static link would bring in for this alone.
+func hasDoubleUnderscore(_ text: some StringProtocol) -> Bool {
+    var previous: UInt8 = 0
+    for b in text.utf8 {
+        if b == UInt8(ascii: "_") && previous == b { return true }
+        previous = b
+    }
+    return false
 }
 
 /// The document while it is read. Headers and key lines reach their table through references,

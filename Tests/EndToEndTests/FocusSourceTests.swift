@@ -90,8 +90,12 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
 /// sway's and i3's IPC with payloads recorded from the real window managers
 /// (Fixtures/desktop/PROVENANCE.md).
 @Suite struct WindowManagerIPCTests {
-    static let swayA = FocusedWindow(app: "AppA", title: "title A")
-    static let swayB = FocusedWindow(app: "AppB", title: "title B")
+    // The windows with their processes (sway's `pid`): in the tree and the close events, and
+    // in the window events (recorded in another session).
+    static let swayA = FocusedWindow(app: "AppA", title: "title A", pid: 2926)
+    static let swayB = FocusedWindow(app: "AppB", title: "title B", pid: 2945)
+    static let eventsA = FocusedWindow(app: "AppA", title: "title A", pid: 9224)
+    static let eventsB = FocusedWindow(app: "AppB", title: "title B", pid: 9277)
     static let prompt = "kbdtest@vm: /"
 
     /// Per recorded event, what the source reports (nil: nothing changed).
@@ -99,12 +103,12 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         ("sway", "sway-tree.json", swayB, "sway-window-events.jsonl", [
             nil,  // new AppA
             nil,  // title of AppA, not the focused window yet
-            FocusChange(window: swayA),
+            FocusChange(window: eventsA),
             nil,  // new AppB
             nil,  // title of AppB, not focused
-            FocusChange(window: swayB),
-            FocusChange(window: swayA),
-            FocusChange(window: swayB),
+            FocusChange(window: eventsB),
+            FocusChange(window: eventsA),
+            FocusChange(window: eventsB),
         ]),
         ("sway", "sway-tree.json", swayB, "sway-close-events.jsonl", [
             FocusChange(window: swayA),
@@ -168,7 +172,7 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
             server.write(Array(all[cut...]))
             #expect(readable(source.fd))
             let last = try source.read()
-            #expect(last == FocusChange(window: Self.swayB) || (last == nil && first == FocusChange(window: Self.swayB)), "cut at \(cut)")
+            #expect(last == FocusChange(window: Self.eventsB) || (last == nil && first == FocusChange(window: Self.eventsB)), "cut at \(cut)")
         }
     }
 
@@ -285,6 +289,42 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         #expect(throws: FocusSourceError.self) { _ = try source.read() }
     }
 
+    /// Issue 26: the layouts come from the command socket beside the event socket
+    /// (`j/devices`), asked at start and after `activelayout>>`; an answer that is not JSON
+    /// leaves no layouts and says why, and the event socket goes on.
+    @Test func theCommandSocketsAnswerGivesTheLayouts() throws {
+        let events = FakeWindowManager(name: ".socket2.sock")
+        let commandPath = events.directory + "/.socket.sock"
+        let commands = try UnixSocketAddress.streamSocket()
+        try UnixSocketAddress(path: commandPath).bind(commands)
+        listen(commands, 4)
+        defer { close(commands); unlink(commandPath) }
+        #expect(HyprlandEvents.commandSocketPath(eventSocket: events.path) == commandPath)
+        func answer(_ text: String) {
+            let c = accept(commands, nil, nil)
+            var request = [UInt8](repeating: 0, count: 64)
+            let n = request.withUnsafeMutableBytes { Glibc.read(c, $0.baseAddress, $0.count) }
+            #expect(n > 0 && String(decoding: request[0..<n], as: UTF8.self) == "j/devices")
+            _ = Array(text.utf8).withUnsafeBytes { send(c, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(c)
+        }
+        let source = try HyprlandEvents(path: events.path)
+        events.accept()
+        answer("ok")  // what a Hyprland that does not know the request says
+        #expect(readable(source.fd))
+        #expect(try source.read() == nil)
+        #expect(source.keyboardLayouts == nil)
+        #expect(source.layoutProblem?.hasPrefix("j/devices answered JSON that does not parse") == true, "\(source.layoutProblem ?? "")")
+        events.write(Array("activelayout>>at-translated-set-2-keyboard,Russian\n".utf8))
+        #expect(readable(source.fd))
+        #expect(try source.read() == nil)
+        answer(#"{"keyboards": [{"name": "at-translated-set-2-keyboard", "layout": "us,ru", "variant": "", "options": "grp:alt_shift_toggle", "active_layout_index": 1, "active_keymap": "Russian", "main": true}]}"#)
+        #expect(readable(source.fd))
+        #expect(try source.read() == nil)
+        #expect(source.keyboardLayouts == DesktopLayouts(layouts: ["us", "ru"], described: false, options: "grp:alt_shift_toggle", active: 1))
+        #expect(source.layoutProblem == nil)
+    }
+
     @Test func theSessionPicksItsSourceFromTheEnvironment() throws {
         // $XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock
         let server = FakeWindowManager(name: ".socket2.sock", under: "hypr/v0.41_1718000000_abcdef")
@@ -327,6 +367,57 @@ private func lines(_ name: String) -> [String] { fixture(name).split(separator: 
         let unknown = DesktopLayouts(layouts: ["Klingon"], described: true, active: 0).keymap(rules: rules)
         #expect(unknown.keymap == nil && unknown.problem == "the layout 'Klingon' is not on the xkb rules list")
         #expect(DesktopLayouts(layouts: [], described: false, active: 0).keymap(rules: nil).keymap == nil)
+    }
+
+    /// More sources than xkb's 4 groups (GNOME allows them): the first and the active one.
+    @Test func moreThanFourLayoutsKeepTheFirstAndTheActive() {
+        let many = DesktopLayouts(layouts: ["us", "de", "fr", "ru", "ua"], described: false, active: 3)
+        #expect(many.keymap(rules: nil).keymap == ControlRequest.Keymap(layout: "us,ru", group: 1))
+        #expect(DesktopLayouts(layouts: ["us", "de", "fr", "ru", "ua"], described: false, active: 0).keymap(rules: nil).keymap
+                == ControlRequest.Keymap(layout: "us", group: 0))
+    }
+
+    /// GNOME's input sources: xkb sources in order (`de+nodeadkeys` is layout de, variant
+    /// nodeadkeys), the active one first in mru-sources (else `current`), input methods skipped.
+    @Test func gnomesInputSources() {
+        let sources = [("xkb", "us"), ("ibus", "anthy"), ("xkb", "de+nodeadkeys")].map { (type: $0.0, id: $0.1) }
+        let mru = [("xkb", "de+nodeadkeys"), ("xkb", "us")].map { (type: $0.0, id: $0.1) }
+        #expect(DesktopLayouts.gnome(sources: sources, mru: mru, current: 0, options: ["ctrl:nocaps"])
+                == DesktopLayouts(layouts: ["us", "de(nodeadkeys)"], described: false, options: "ctrl:nocaps", active: 1))
+        // No mru-sources (GNOME before 3.30, or never switched): the deprecated current index into sources.
+        #expect(DesktopLayouts.gnome(sources: sources, mru: [], current: 2, options: [])?.active == 1)
+        // An input method active: the first layout.
+        #expect(DesktopLayouts.gnome(sources: sources, mru: [(type: "ibus", id: "anthy")], current: 0, options: [])?.active == 0)
+        #expect(DesktopLayouts.gnome(sources: [(type: "ibus", id: "anthy")], mru: [], current: 0, options: []) == nil)
+        #expect(DesktopLayouts.gnome(sources: [], mru: [], current: 0, options: []) == nil)
+    }
+
+    /// KDE: the bus names the layouts; kxkbrc adds variants and options when its list is that one.
+    @Test func kdesLayoutsAndKxkbrc() {
+        let kxkbrc = "[$Version]\nupdate_info=kxkb.upd:remove-empty-lists\n\n[Layout]\nDisplayNames=,\nLayoutList=us,de\n"
+            + "Options=grp:alt_shift_toggle,ctrl:nocaps\nResetOldOptions=true\nUse=true\nVariantList=,nodeadkeys\n"
+        #expect(DesktopLayouts.kde(shortNames: ["us", "de"], active: 1, kxkbrc: kxkbrc)
+                == DesktopLayouts(layouts: ["us", "de(nodeadkeys)"], described: false, options: "grp:alt_shift_toggle,ctrl:nocaps", active: 1))
+        // kxkbrc lists other layouts than the ones in use: only the bus's names.
+        #expect(DesktopLayouts.kde(shortNames: ["fr"], active: 0, kxkbrc: kxkbrc)
+                == DesktopLayouts(layouts: ["fr"], described: false, active: 0))
+        #expect(DesktopLayouts.kde(shortNames: ["us", "de"], active: 7, kxkbrc: nil)?.active == 1)
+        #expect(DesktopLayouts.kde(shortNames: [], active: 0, kxkbrc: kxkbrc) == nil)
+        // No org.kde.keyboard (KWin with one layout): kxkbrc's, when Use=true.
+        #expect(DesktopLayouts.kde(kxkbrc: "[Layout]\nLayoutList=fr\nVariantList=bepo\nUse=true\n")
+                == DesktopLayouts(layouts: ["fr(bepo)"], described: false, active: 0))
+        #expect(DesktopLayouts.kde(kxkbrc: "[Layout]\nLayoutList=fr\nUse=false\n") == nil)
+        #expect(DesktopLayouts.kde(kxkbrc: "[Layout]\nUse=true\n") == nil)
+    }
+
+    /// The lines of the keymap child.
+    @Test func keymapLinesRoundTrip() {
+        let layouts = DesktopLayouts(layouts: ["us", "de(nodeadkeys)"], described: false, options: "ctrl:nocaps", active: 1)
+        #expect(layouts.line == "layouts 1 ctrl:nocaps us de(nodeadkeys)")
+        #expect(DesktopLayouts(line: layouts.line[...]) == layouts)
+        #expect(DesktopLayouts(line: "layouts 0 - ru"[...]) == DesktopLayouts(layouts: ["ru"], described: false, active: 0))
+        #expect(DesktopLayouts(line: "layouts 2 - us de"[...]) == nil)
+        #expect(DesktopLayouts(line: "layouts x - us"[...]) == nil)
     }
 
     @Test func kaccessrcStickyKeys() {

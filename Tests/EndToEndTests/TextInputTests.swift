@@ -105,3 +105,205 @@ import Testing
         #expect(!TextInputProducer.usesKWin(currentDesktop: nil))
     }
 }
+
+/// Issue 25 item 6: focus claims count only from the application that owns the focused
+/// window; every question is asked without waiting; fail closed.
+@Suite struct FocusClaimCheckTests {
+    typealias Object = AccessibleFocus.Object
+    static let app = ":1.2"        // the focused window's application, pid 100
+    static let spoofer = ":1.9"    // another client of the accessibility bus, pid 200
+    static let entry = Object(application: app, path: "/org/a11y/atspi/accessible/3")
+    static let button = Object(application: app, path: "/org/a11y/atspi/accessible/4")
+    static let fake = Object(application: spoofer, path: "/org/a11y/atspi/accessible/spoof")
+    static let pids: [String: UInt32] = [app: 100, spoofer: 200]
+
+    static func bits(_ states: UInt32...) -> [UInt32] {
+        var words: [UInt32] = [0, 0]
+        for s in states { words[Int(s / 32)] |= 1 << (s % 32) }
+        return words
+    }
+    static let focusedText = bits(AccessibleText.stateFocused, AccessibleText.stateEditable)
+    static let focusedButton = bits(AccessibleText.stateFocused)
+
+    /// What each object answers: its states and role (a push button unless it is an entry).
+    static func answer(_ question: FocusClaims.Question) -> FocusClaims.Answer {
+        switch question {
+        case .pid(let name): return pids[name].map { .number($0) } ?? .missing
+        case .states(let o): return .words(o == entry ? focusedText : focusedButton)
+        case .role(let o): return .number(o == entry ? 61 : 43)
+        }
+    }
+
+    /// Answers every ask (and the asks those answers lead to) at once; returns what was asked.
+    @discardableResult
+    static func answerAll(_ claims: inout FocusClaims, _ asks: [FocusClaims.Ask]) -> [FocusClaims.Question] {
+        var queue = asks
+        var asked: [FocusClaims.Question] = []
+        while !queue.isEmpty {
+            let a = queue.removeFirst()
+            asked.append(a.question)
+            queue += claims.answered(a.tag, answer(a.question))
+        }
+        return asked
+    }
+
+    @Test func windowLinesRoundTrip() {
+        for w in [FocusedApplication.unknown, .none, .pid(4242)] { #expect(FocusedApplication(line: w.line) == w) }
+        #expect(FocusedApplication(line: "window 0") == nil)
+        #expect(FocusedApplication(line: "window -3") == nil)
+        #expect(FocusedApplication(line: "windows 12") == nil)
+    }
+
+    /// The red team's attack: another client claims the focus for a button of its own while
+    /// the user types into the focused window's text field. Its claim is dropped on its pid,
+    /// without asking the object anything; later ones are dropped without asking at all.
+    @Test func aClaimFromAnotherApplicationIsDropped() {
+        var claims = FocusClaims(window: .pid(100))
+        Self.answerAll(&claims, claims.claimed(Self.entry))
+        #expect(claims.textInput)
+        let asked = Self.answerAll(&claims, claims.claimed(Self.fake))
+        #expect(asked == [.pid(Self.spoofer)])
+        #expect(claims.textInput)
+        #expect(claims.claimed(Self.fake).isEmpty)
+        #expect(claims.textInput)
+        // The focused application's own button: believed.
+        Self.answerAll(&claims, claims.claimed(Self.button))
+        #expect(!claims.textInput)
+    }
+
+    /// The questions go out together and the claim stays open until both answers came: text
+    /// input is on meanwhile, and when they never come.
+    @Test func aClaimBeingCheckedAndOneNeverAnsweredKeepTextInputOn() {
+        var claims = FocusClaims(window: .pid(100))
+        Self.answerAll(&claims, claims.claimed(Self.button))
+        #expect(!claims.textInput)
+        let asks = claims.claimed(Self.button)
+        #expect(asks.map(\.question) == [.states(Self.button), .role(Self.button)])
+        #expect(claims.textInput)  // being checked
+        #expect(claims.answered(asks[0].tag, .words(Self.focusedButton)).isEmpty)
+        #expect(claims.textInput)
+        #expect(claims.answered(asks[1].tag, .missing).isEmpty)  // the role came too late
+        #expect(claims.textInput)
+        // The states never came either.
+        let again = claims.claimed(Self.button)
+        _ = claims.answered(again[0].tag, .missing)
+        _ = claims.answered(again[1].tag, .missing)
+        #expect(claims.textInput)
+    }
+
+    /// A newer claim supersedes the one being checked: the old one's late answers are ignored.
+    @Test func aNewerClaimSupersedesTheOneBeingChecked() {
+        var claims = FocusClaims(window: .pid(100))
+        Self.answerAll(&claims, claims.claimed(Self.button))
+        let first = claims.claimed(Self.entry)
+        let second = claims.claimed(Self.button)
+        for a in first { _ = claims.answered(a.tag, Self.answer(a.question)) }
+        #expect(claims.textInput)  // still checking the button
+        for a in second { _ = claims.answered(a.tag, Self.answer(a.question)) }
+        #expect(!claims.textInput)
+    }
+
+    /// An object that is not FOCUSED when asked: the claim is dropped, text input unchanged.
+    @Test func aClaimForAnObjectWithoutTheFocusIsDropped() {
+        var claims = FocusClaims(window: .pid(100))
+        Self.answerAll(&claims, claims.claimed(Self.entry))
+        let asks = claims.claimed(Self.button)
+        _ = claims.answered(asks[0].tag, .words(Self.bits(AccessibleText.stateShowing)))
+        #expect(claims.textInput)  // decided without waiting for the role
+        _ = claims.answered(asks[1].tag, .number(43))
+        #expect(claims.textInput)
+    }
+
+    /// The claim came before the window manager's focus event (or before the agent relayed
+    /// it): checked again when the window's application gains the focus.
+    @Test func aClaimBeforeItsWindowWasFocusedIsCheckedWhenItIs() {
+        var claims = FocusClaims(window: .pid(300))
+        Self.answerAll(&claims, claims.claimed(Self.entry))
+        #expect(!claims.textInput)
+        let asked = Self.answerAll(&claims, claims.windowChanged(.pid(100)))
+        #expect(asked == [.states(Self.entry), .role(Self.entry)])
+        #expect(claims.textInput)
+        // Another application's window: the text field no longer has the focus.
+        #expect(Self.answerAll(&claims, claims.windowChanged(.pid(300))).isEmpty)
+        #expect(!claims.textInput)
+        // No window at all: nobody's claim counts.
+        #expect(Self.answerAll(&claims, claims.windowChanged(.none)).isEmpty)
+        Self.answerAll(&claims, claims.claimed(Self.entry))
+        #expect(!claims.textInput)
+    }
+
+    /// Without a focus source that names the window's process, every claim is checked on its
+    /// object (role, FOCUSED), with no pid asked.
+    @Test func anUnknownWindowChecksEveryClaimOnItsObject() {
+        var claims = FocusClaims(window: .unknown)
+        let asked = Self.answerAll(&claims, claims.claimed(Self.entry))
+        #expect(asked == [.states(Self.entry), .role(Self.entry)])
+        #expect(claims.textInput)
+        Self.answerAll(&claims, claims.claimed(Self.fake))
+        #expect(!claims.textInput)
+    }
+
+    /// The bus did not say whose the claim is: text input on (fail closed).
+    @Test func aMissingPidFailsClosed() {
+        var claims = FocusClaims(window: .pid(100))
+        let asks = claims.claimed(Self.button)
+        #expect(asks.map(\.question) == [.pid(Self.app)])
+        _ = claims.answered(asks[0].tag, .missing)
+        #expect(claims.textInput)
+    }
+
+    /// The application left the bus while its claim was checked, or with its field focused.
+    @Test func anApplicationLeavingTakesItsClaimsWithIt() {
+        var claims = FocusClaims(window: .pid(100))
+        Self.answerAll(&claims, claims.claimed(Self.entry))
+        #expect(claims.textInput)
+        claims.applicationGone(Self.app)
+        #expect(!claims.textInput)
+        let asks = claims.claimed(Self.entry)  // its pid is asked again: the name is gone
+        #expect(asks.map(\.question) == [.pid(Self.app)])
+        _ = claims.answered(asks[0].tag, .number(100))
+        #expect(claims.textInput)
+        claims.applicationGone(Self.app)
+        #expect(!claims.textInput)
+    }
+
+    /// The walk at start ran out of time: text input on until a claim is decided or the
+    /// window changes.
+    @Test func nothingSaidInTimeFailsClosed() {
+        var claims = FocusClaims(window: .pid(100))
+        claims.undecided()
+        #expect(claims.textInput)
+        Self.answerAll(&claims, claims.claimed(Self.fake))  // another application's: no
+        #expect(claims.textInput)
+        Self.answerAll(&claims, claims.claimed(Self.button))
+        #expect(!claims.textInput)
+        claims.undecided()
+        #expect(Self.answerAll(&claims, claims.windowChanged(.pid(300))).isEmpty)
+        #expect(!claims.textInput)
+    }
+
+    /// KDE: the KWin script's calls name the active window's process; a call from any other
+    /// client of the session bus (which may call the same method) does not count.
+    @Test func kwinsScriptNamesTheFocusedProcess() {
+        let path = "/org/kbd_commandd/Focus", interface = "org.kbd_commandd.Focus"
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: path, interface: interface, member: "Window", value: 4242) == .pid(4242))
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: path, interface: interface, member: "Window", value: 0) == FocusedApplication.none)
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.9", path: path, interface: interface, member: "Window", value: 4242) == nil)
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: path, interface: interface, member: "Window", value: nil) == nil)
+        #expect(KWinActiveWindow.window(owner: ":1.0", sender: ":1.0", path: "/", interface: interface, member: "Window", value: 1) == nil)
+        // Both KWin 5's and KWin 6's names, and the watch's own connection as the destination.
+        let script = KWinActiveWindow.script(destination: ":1.42")
+        for word in ["clientActivated", "activeClient", "windowActivated", "activeWindow", "callDBus(\":1.42\""] { #expect(script.contains(word)) }
+    }
+
+    /// The focused application says its object lost the focus while it was being checked.
+    @Test func anUnfocusWhileCheckedEndsTheCheck() {
+        var claims = FocusClaims(window: .pid(100))
+        Self.answerAll(&claims, claims.claimed(Self.button))
+        let asks = claims.claimed(Self.entry)
+        claims.unfocused(Self.entry)
+        #expect(!claims.textInput)
+        for a in asks { _ = claims.answered(a.tag, Self.answer(a.question)) }
+        #expect(!claims.textInput)
+    }
+}
