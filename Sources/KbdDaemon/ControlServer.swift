@@ -39,6 +39,8 @@ final class ControlServer {
         var subscriptions: Set<PipelineEvent.Kind> = []
         /// The last `toolbar` event sent (nil: none yet, or the client may not see one now).
         var lastToolbar: ControlEvent.Toolbar?
+        /// The last `hud` event sent (its content, for a refresh while the HUD stays shown).
+        var lastHud: ControlEvent.Hud?
         /// Registered for writability (output is waiting for the socket).
         fileprivate(set) var wantsWritable = false
         /// Not read while its unread replies pile up.

@@ -474,7 +474,9 @@ public final class KeyboardDaemon {
     /// A `hud` event to each subscriber that may see it (an operator, or the user who owns
     /// an active session), with its own tables. A prefix of a user's table shows only to
     /// that user's clients.
-    private func sendHud(time: EventTime, trigger: HudTrigger, view: Discoverability.View?) {
+    /// With `onlyChanged`, a client gets it only when it differs from the last it got (a
+    /// refresh of a HUD that stays shown while the focus, text input or tables change).
+    private func sendHud(time: EventTime, trigger: HudTrigger, view: Discoverability.View?, onlyChanged: Bool = false) {
         guard let control else { return }
         let seconds = Double(time.microseconds) / 1_000_000
         for client in control.clients.values where client.subscriptions.contains(.hud) && session.seesCommands(peer(client)) {
@@ -484,6 +486,8 @@ public final class KeyboardDaemon {
                 if let owner = view.pending?.owner, !sources.contains(where: { $0.owner == owner }) { continue }
                 hud = ControlEvent.Hud(trigger: trigger, view: Discoverability.View(pending: view.pending, sources: sources))
             }
+            if onlyChanged, hud == client.lastHud { continue }
+            client.lastHud = hud
             switch control.send(ControlEvent(time: seconds, payload: .hud(hud)).line, to: client) {
             case .sent: break
             case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
@@ -501,6 +505,10 @@ public final class KeyboardDaemon {
     private func refreshToolbars() {
         toolbarsStale = false
         pipeline.settleHud(at: clock(), into: &events)
+        // A HUD still shown follows what it lists (a toggled one may stay up while the focus moves).
+        if events.isEmpty, let shown = pipeline.hud.shown {
+            sendHud(time: clock(), trigger: shown.trigger, view: pipeline.hudView(pending: shown.pending), onlyChanged: true)
+        }
         guard let control else { return }
         let seconds = Double(clock().microseconds) / 1_000_000
         for client in control.clients.values where client.subscriptions.contains(.toolbar) {

@@ -146,6 +146,14 @@ struct HudDaemonTests {
         #expect(hud.count == 1 && hud[0].contains(#""show":true,"trigger":"chord""#), "\(lines)")
         // A HUD command runs nothing and is no command event.
         #expect(!h.commandIDs.contains("shortcuts"))
+        // Shown, it follows the focus: new scopes, a new show; the same scopes again, nothing.
+        var moved = Self.events(exchange(h, watch, #"{"request":"set_scopes","scopes":["editor"]}"#), "hud")
+        #expect(moved.count == 1 && moved[0].contains(#""show":true,"trigger":"chord","pending":null,"scopes":["editor","global"]"#), "\(moved)")
+        #expect(moved.first?.contains(#""id":"save","title":"save","discoverability_title":"save","chord":"Ctrl+S","shadowed":true"#) == true)
+        moved = Self.events(exchange(h, watch, #"{"request":"set_scopes","scopes":["editor"]}"#), "hud")
+        #expect(moved.isEmpty, "\(moved)")
+        hud = Self.events(exchange(h, watch, #"{"request":"run_command","id":"shortcuts","table":"system"}"#), "hud")
+        #expect(hud.count == 1 && hud[0].hasSuffix(#","show":false,"trigger":"chord"}"#), "\(hud)")
         // The daemon's timer ran only while a hold was pending: idle, no deadline.
         #expect(h.daemon.pipelineDeadline == nil)
     }
