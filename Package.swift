@@ -70,6 +70,7 @@ let package = Package(
         .executable(name: "kbd-commandd", targets: ["kbd-commandd"]),
         .executable(name: "kbd-commandd-daemon", targets: ["kbd-commandd-daemon"]),
         .executable(name: "kbd-commandd-agent", targets: ["kbd-commandd-agent"]),
+        .executable(name: "kbd-commandd-bar", targets: ["kbd-commandd-bar"]),
         .library(name: "HardwareInput", targets: ["HardwareInput"]),
     ],
     dependencies: [
@@ -104,6 +105,13 @@ let package = Package(
         .systemLibrary(
             name: "CXcb",
             providers: [.apt(["libxcb1-dev"])]
+        ),
+        // The shortcuts bar's toolkit shim: GTK 3 and gtk-layer-shell (Debian libgtk-3-dev,
+        // libgtk-layer-shell-dev), declared in the shim and linked by name (gtk_decls.h says why).
+        .target(
+            name: "CBarShim",
+            linkerSettings: [.linkedLibrary("gtk-layer-shell"), .linkedLibrary("gtk-3"), .linkedLibrary("gdk-3"),
+                             .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"), .linkedLibrary("cairo")]
         ),
         // The library, one target per room (see README "Module map"): arrows point one way,
         // and SwiftPM refuses a cycle. `HardwareInput` is the umbrella that re-exports them.
@@ -162,6 +170,17 @@ let package = Package(
                            "KbdControl", "KbdDaemon", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // The shortcuts bar and HUD: what to show and when (pure), the connection; no toolkit.
+        .target(name: "KbdBar", dependencies: ["KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"], swiftSettings: strict),
+        // `kbd-commandd bar` executes this: KbdBar drawn with GTK 3 + gtk-layer-shell (the shim).
+        .executableTarget(
+            name: "kbd-commandd-bar",
+            dependencies: ["KbdBar", "CBarShim", "KbdControl", "KbdService", "KbdSystem"],
+            swiftSettings: strict,
+            // As the agent's link: no Swift runtime needed at run time, packed relocations.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                           "-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
+        ),
         // `kbd-commandd agent` executes this (like `run` executes kbd-commandd-daemon).
         .executableTarget(
             name: "kbd-commandd-agent",
@@ -196,7 +215,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HardwareInputTests",
-            dependencies: ["HardwareInput", "KbdTestSupport"],
+            dependencies: ["HardwareInput", "KbdBar", "KbdTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
@@ -228,7 +247,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "KbdAgent", "KbdService", "xkb-reference", "kbd-fuzz", "kbd-bench",
+            dependencies: ["kbd-commandd", "kbd-commandd-daemon", "kbd-commandd-agent", "kbd-commandd-bar", "KbdAgent", "KbdBar", "KbdService", "xkb-reference", "kbd-fuzz", "kbd-bench",
                            "HardwareInput", "KbdTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

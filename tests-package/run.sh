@@ -2,8 +2,9 @@
 # The Debian package as it installs: builds it (scripts/build-deb: dpkg-buildpackage, then
 # lintian with no error or warning), extracts it into a scratch root (dpkg -x) and runs
 # the installed files from there:
-#   - kbd-commandd --version, check of the installed config, run --help and agent --help
-#     (which execute the service and the agent from usr/libexec/kbd-commandd), each with
+#   - kbd-commandd --version, check of the installed config, run --help, agent --help and
+#     bar --help (which execute the service, the agent and the bar from
+#     usr/libexec/kbd-commandd), each with
 #     an empty environment and, as root, the Swift toolchain hidden (a tmpfs over its
 #     folder in a private mount namespace); ldd names no toolchain library;
 #   - systemd-analyze verify of the system and user units (ExecStart and ExecReload pointed into the
@@ -31,6 +32,7 @@ trap 'rm -rf "$R"' EXIT
 dpkg -x "$deb" "$R"
 dpkg-deb -e "$deb" "$R/DEBIAN"
 for f in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /usr/libexec/kbd-commandd/kbd-commandd-agent \
+         /usr/libexec/kbd-commandd/kbd-commandd-bar /usr/share/man/man1/kbd-commandd-bar.1.gz \
          /usr/lib/systemd/system/kbd-commandd.service /usr/lib/systemd/user/kbd-commandd-agent.service \
          /usr/lib/udev/rules.d/60-kbd-commandd.rules /etc/kbd-commandd/config.toml \
          /usr/share/man/man1/kbd-commandd.1.gz /usr/share/man/man5/kbd-commandd.toml.5.gz \
@@ -96,7 +98,8 @@ bare() {  # runs "$@" with an empty environment (PATH=/usr/bin:/bin), toolchain 
         env -i PATH=/usr/bin:/bin "$@"
     fi
 }
-for b in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /usr/libexec/kbd-commandd/kbd-commandd-agent; do
+for b in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /usr/libexec/kbd-commandd/kbd-commandd-agent \
+         /usr/libexec/kbd-commandd/kbd-commandd-bar; do
     libs="$(ldd "$R$b")"
     if grep -Eq 'libswift|libFoundation|libdispatch|libBlocksRuntime|not found' <<<"$libs" || { [ -n "$swift_dir" ] && grep -q "$swift_dir" <<<"$libs"; }; then
         bad "$b links only system libraries: $libs"
@@ -137,6 +140,8 @@ out="$(bare "$R/usr/bin/kbd-commandd" run --help 2>&1)" && grep -q "USAGE: kbd-c
     && ok "kbd-commandd run executes usr/libexec/kbd-commandd/kbd-commandd-daemon" || bad "kbd-commandd run --help: $out"
 out="$(bare "$R/usr/bin/kbd-commandd" agent --help 2>&1)" && grep -q "USAGE: kbd-commandd agent" <<<"$out" \
     && ok "kbd-commandd agent executes usr/libexec/kbd-commandd/kbd-commandd-agent" || bad "kbd-commandd agent --help: $out"
+out="$(bare "$R/usr/bin/kbd-commandd" bar --help 2>&1)" && grep -q "USAGE: kbd-commandd bar" <<<"$out" \
+    && ok "kbd-commandd bar executes usr/libexec/kbd-commandd/kbd-commandd-bar" || bad "kbd-commandd bar --help: $out"
 
 # The units, as installed, with their programs pointed into the scratch root.
 if command -v systemd-analyze >/dev/null; then
@@ -189,7 +194,8 @@ rm -f "$scratch"
 
 # Man pages against the installed binaries.
 B="$R/bin-for-man"; M="$R/man-flat"; mkdir -p "$B" "$M"
-ln -s "$R/usr/bin/kbd-commandd" "$R/usr/libexec/kbd-commandd/kbd-commandd-daemon" "$R/usr/libexec/kbd-commandd/kbd-commandd-agent" "$B/"
+ln -s "$R/usr/bin/kbd-commandd" "$R/usr/libexec/kbd-commandd/kbd-commandd-daemon" "$R/usr/libexec/kbd-commandd/kbd-commandd-agent" \
+    "$R/usr/libexec/kbd-commandd/kbd-commandd-bar" "$B/"
 ln -s "$R"/usr/share/man/man*/*.gz "$M/"
 if out="$(tests-package/check-man "$B" "$M" 2>&1)"; then ok "man pages: $(tail -n 1 <<<"$out")"; else echo "$out" >&2; bad "man pages (tests-package/check-man)"; fi
 

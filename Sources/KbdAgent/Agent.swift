@@ -101,6 +101,8 @@ final class AgentLoop {
     private var inotify: Int32 = -1
     private let runner: CommandRunner
     private let osk: OnScreenKeyboard
+    /// The shortcuts bar, a child while `[bar] enabled` says so.
+    private let bar: BarProcess
     private var config: Config?
     /// The service's socket; connected only to a server of root, the service's user or this user.
     private let client: ControlClient
@@ -154,6 +156,7 @@ final class AgentLoop {
         // SIGCHLD is in `signals`: children are reaped then, without a pidfd each.
         let runner = CommandRunner(maxChildren: 8, environment: Agent.childEnvironment(environment), logger: logger, exitNotice: .sigchld)
         self.runner = runner
+        bar = BarProcess(logger: logger)
         osk = OnScreenKeyboard(settings: OnScreenKeyboardSettings(), environment: environment, logger: logger) { argv, label in
             runner.run(argv, commandID: label)
         }
@@ -168,6 +171,7 @@ final class AgentLoop {
         openFocusSource(environment: environment)
         startKeymapWatch()
         startTextInputWatch()
+        bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
         connect()
     }
 
@@ -190,6 +194,7 @@ final class AgentLoop {
             osk.settleHooks()
         }
         osk.restore()
+        bar.stop()
         stopTextInputWatch()
         keymapWatch = nil
         runner.stopAll()
@@ -283,6 +288,7 @@ final class AgentLoop {
         readDesktopStickyKeys()
         register()
         startTextInputWatch()
+        bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
         applyFocus()
     }
 
@@ -293,7 +299,9 @@ final class AgentLoop {
             switch s {
             case SIGTERM, SIGINT: stop = true
             case SIGHUP: reload()
-            case SIGCHLD: runner.reap()
+            case SIGCHLD:
+                runner.reap()
+                bar.reap()
             default: break
             }
         }

@@ -71,7 +71,9 @@ public struct AgentOptions: Equatable, Sendable {
         maps that app to (else its app id). Text input follows the desktop ([text_input]
         source: auto, kwin, accessibility or none): while a text field has the focus (KWin's
         activeClientSupportsTextInput, or AT-SPI focus events on the accessibility bus), chords
-        that would type, such as Shift+T, do not fire. It reconnects when the service restarts. SIGHUP or saving the config
+        that would type, such as Shift+T, do not fire. It starts the shortcuts bar and HUD
+        (kbd-commandd-bar; [bar] enabled, default on where the compositor has layer-shell) and
+        stops it when it stops. It reconnects when the service restarts. SIGHUP or saving the config
         reloads it (a bad one is logged with file:line and the old table kept).
 
         Example:

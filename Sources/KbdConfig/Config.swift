@@ -37,6 +37,9 @@ public struct Config: Sendable {
     public var hudLocation: SourceLocation? = nil
     /// Where `[hud] sequence_delay_ms` is, for its warning.
     public var hudSequenceDelayLocation: SourceLocation? = nil
+    /// `[bar] enabled`: whether the session agent starts the shortcuts bar (kbd-commandd-bar);
+    /// nil: where the compositor supports layer-shell (the bar exits at once where it does not).
+    public var barEnabled: Bool? = nil
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {

@@ -20,6 +20,7 @@ struct ConfigDraft {
     var hudConfigured = false
     /// Where `[hud] sequence_delay_ms` is, for its warning.
     var hudSequenceDelayLocation: SourceLocation?
+    var barEnabled: Bool?
 
     init() {}
 
@@ -36,6 +37,7 @@ struct ConfigDraft {
         hud = c.hud
         hudConfigured = c.hudConfigured
         hudSequenceDelayLocation = c.hudSequenceDelayLocation
+        barEnabled = c.barEnabled
     }
 
     /// Moves what the keys set into `config` (whose table already has the sequence timeout).
@@ -50,6 +52,7 @@ struct ConfigDraft {
         config.hud = hud
         config.hudConfigured = hudConfigured
         config.hudSequenceDelayLocation = hudSequenceDelayLocation
+        config.barEnabled = barEnabled
     }
 }
 
@@ -162,6 +165,12 @@ extension ConfigLoader {
                       d.hudSequenceDelayLocation = SourceLocation(path: path, line: line)
                       return nil
                   }, merge: { $0.hud.sequenceDelayMilliseconds = $1.hud.sequenceDelayMilliseconds; $0.hudSequenceDelayLocation = $1.hudSequenceDelayLocation; $0.hudConfigured = true }),
+        ConfigKey(section: "bar", name: "enabled", doc: "the agent starts the shortcuts bar and HUD (default: where the compositor has layer-shell)",
+                  read: { value, _, _, d in
+                      guard case .boolean(let b) = value else { return "bar.enabled: expected true or false, found \(value.kindDescription)" }
+                      d.barEnabled = b
+                      return nil
+                  }, merge: { $0.barEnabled = $1.barEnabled }),
     ]
 
     /// `5` for an integer, else what the value is (`a string`).
@@ -203,7 +212,7 @@ extension ConfigLoader {
     }
 
     /// The sections made of the keys above, in the order they are read.
-    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "hud"]
+    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "hud", "bar"]
 
     /// Reads one keyed section's table into the draft: each key through its entry, an unknown
     /// key with the nearest names.

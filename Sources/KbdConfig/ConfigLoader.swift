@@ -7,7 +7,7 @@ import KbdCommands
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
     static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run", "group", "discoverability_title", "action"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud", "bar"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -49,7 +49,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar]")
         }
 
         // The sections of plain keys, through the one table of keys (ConfigKeys.swift).

@@ -43,7 +43,24 @@ struct AgentCommand: ParsableCommand {
     }
 }
 
-/// Where `kbd-commandd run` and `agent` look for the binaries they execute, in order: beside
+/// `kbd-commandd bar …` executes `kbd-commandd-bar …` (the shortcuts bar and HUD) the same way.
+struct BarCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bar",
+        abstract: "Run the shortcuts bar and HUD in your Wayland session (the session agent starts it when [bar] enabled).",
+        discussion: "Executes kbd-commandd-bar (beside kbd-commandd in a build, in /usr/libexec/kbd-commandd when installed) with the same options; 'kbd-commandd bar --help' lists them.",
+        helpNames: []
+    )
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Options of the bar; see 'kbd-commandd bar --help'.", valueName: "options"))
+    var arguments: [String] = []
+
+    func run() throws {
+        try execSibling("kbd-commandd-bar", arguments, what: "the shortcuts bar")
+    }
+}
+
+/// Where `kbd-commandd run`, `agent` and `bar` look for the binaries they execute, in order: beside
 /// this executable (the build tree, `.build/release/`), then `../libexec/kbd-commandd/` (the
 /// installed layout: `/usr/bin/kbd-commandd` and `/usr/libexec/kbd-commandd/kbd-commandd-daemon`).
 func siblingCandidates(_ name: String, executableDirectory directory: String) -> [String] {

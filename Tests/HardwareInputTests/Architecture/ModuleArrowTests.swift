@@ -38,6 +38,12 @@ import Testing
         "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
                      "KbdDaemon", "KbdService", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
         "KbdTestSupport": Self.library.union(["CLinux", "Logging", "Synchronization"]),
+        // The shortcuts bar: the wire's types and client, the geometry's metrics, TOML for its
+        // one key ([bar] enabled; not the config loader); no toolkit (what to show is decided
+        // without one), no Logging.
+        "KbdBar": ["KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
+        // Its executable: KbdBar drawn by the GTK shim; exit codes and the version.
+        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdService", "KbdSystem"],
         "kbd-commandd-agent": ["KbdAgent"],
         "kbd-commandd-daemon": ["KbdService"],
         "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),
@@ -55,7 +61,8 @@ import Testing
     /// Every Swift target of Package.swift (the C ones have no Swift to read).
     static let swiftTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
                                "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdTestSupport",
-                               "KbdService", "KbdAgent", "kbd-commandd-agent", "kbd-commandd-daemon", "kbd-commandd", "kbd-bench", "kbd-fuzz"]
+                               "KbdService", "KbdAgent", "kbd-commandd-agent", "kbd-commandd-daemon", "kbd-commandd", "kbd-bench", "kbd-fuzz",
+                               "KbdBar", "kbd-commandd-bar"]
 
     /// `import X` lines of every Swift file below Sources/TARGET (any access level, `@_exported` too).
     static let sources = Fixtures.root.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/") + "/Sources"
@@ -123,7 +130,7 @@ import Testing
     }
 
     @Test("no Foundation or ArgumentParser in the library, the service or the agent",
-          arguments: libraryTargets + ["kbd-commandd-daemon", "KbdTestSupport", "KbdAgent", "kbd-commandd-agent", "kbd-fuzz"])
+          arguments: libraryTargets + ["kbd-commandd-daemon", "KbdTestSupport", "KbdAgent", "kbd-commandd-agent", "kbd-fuzz", "KbdBar", "kbd-commandd-bar"])
     func noFoundation(target: String) {
         for (file, module) in Self.imports(of: target) {
             #expect(!module.hasPrefix("Foundation") && module != "ArgumentParser", "\(file): \(target) imports \(module)")

@@ -125,7 +125,7 @@ struct ConfigLoaderTests {
         ("""
          [keybindings]
          a = 1
-         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud]"]),
+         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar]"]),
         ("""
          [[command]]
          id = "a

@@ -1,0 +1,47 @@
+// The shortcuts bar's toolkit shim: the few GTK 3 + gtk-layer-shell calls the bar makes,
+// behind plain C functions (GTK's casts and signal macros do not cross into Swift). It
+// draws what it is told and reports taps; what to show and when is decided in Swift
+// (KbdBar). One bar per process: the shim keeps its widgets in one static struct.
+#ifndef KBD_BAR_SHIM_H
+#define KBD_BAR_SHIM_H
+#include <stdint.h>
+
+/// kbdbar_init's results.
+enum {
+    KBDBAR_OK = 0,
+    KBDBAR_NO_DISPLAY = 1,      // no Wayland display to connect to
+    KBDBAR_NO_LAYER_SHELL = 2,  // the compositor has no zwlr_layer_shell_v1 (GNOME's Mutter)
+};
+
+typedef void (*kbdbar_event_cb)(void *context);
+typedef void (*kbdbar_tap_cb)(void *context, int32_t index);
+
+/// Connects to the display (GDK_BACKEND=wayland) and checks for layer-shell.
+int kbdbar_init(void);
+/// The callbacks: a tap on toolbar button `index`, the watched descriptor readable (or hung
+/// up), the one-shot timer fired.
+void kbdbar_set_callbacks(void *context, kbdbar_tap_cb tap, kbdbar_event_cb readable, kbdbar_event_cb timer);
+/// Watches one descriptor (replacing the one watched before); -1 stops watching.
+void kbdbar_watch(int fd);
+/// Arms the one-shot timer (replacing an armed one); a negative value disarms it.
+void kbdbar_arm_timer(int32_t milliseconds);
+
+/// The toolbar: cleared, then filled with groups and buttons, then shown or hidden. Its
+/// exclusive zone is its height: windows move out of its way while it is shown.
+void kbdbar_toolbar_begin(int32_t height);
+void kbdbar_toolbar_group(const char *title);
+void kbdbar_toolbar_button(const char *label, const char *tooltip, int32_t index);
+void kbdbar_toolbar_show(int visible);
+
+/// The HUD: a centred overlay (no input, no keyboard focus), cleared and filled the same way.
+void kbdbar_hud_begin(const char *heading);
+void kbdbar_hud_group(const char *title);
+void kbdbar_hud_row(const char *chord, const char *title, int dimmed);
+void kbdbar_hud_show(int visible);
+
+/// Runs the main loop until SIGTERM, SIGINT or kbdbar_quit.
+void kbdbar_run(void);
+void kbdbar_quit(void);
+/// CLOCK_MONOTONIC in microseconds (GLib's clock, the one KBD_BAR_TRACE's lines use).
+int64_t kbdbar_monotonic_us(void);
+#endif

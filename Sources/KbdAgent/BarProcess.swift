@@ -1,0 +1,96 @@
+import CLinux
+import Logging
+import KbdSystem
+import KbdService
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The shortcuts bar (`kbd-commandd-bar`, beside the agent's binary), a child of the agent
+/// while `[bar] enabled` says so: started with the agent's socket and config, stopped when
+/// the agent stops or the setting turns off. Unset, the bar runs where the compositor has
+/// layer-shell: it exits with `unavailableStatus` elsewhere (GNOME), and is not started again.
+final class BarProcess {
+    /// The bar's exit status when the desktop cannot show it (documented in its --help).
+    static let unavailableStatus: Int32 = 69
+    static let binaryName = "kbd-commandd-bar"
+
+    private let logger: Logger
+    private let path: String?
+    private(set) var pid: pid_t = 0
+    /// The desktop cannot show it (exit 69), or the binary is missing: not tried again.
+    private var gaveUp = false
+
+    init(logger: Logger, executableDirectory: String? = ProcessEnvironment.executableDirectory()) {
+        self.logger = logger
+        path = executableDirectory.map { $0 + "/" + Self.binaryName }
+    }
+
+    /// Starts or stops the bar as `enabled` (`[bar] enabled`; nil: where layer-shell is) says.
+    func update(enabled: Bool?, socketPath: String, configPath: String) {
+        if enabled == false { return stop() }
+        guard pid == 0, !gaveUp else { return }
+        guard let path, access(path, X_OK) == 0 else {
+            gaveUp = true
+            if enabled == true { logger.warning("bar: \(path ?? Self.binaryName) is missing; no shortcuts bar") }
+            else { logger.info("bar: \(path ?? Self.binaryName) is not installed; no shortcuts bar") }
+            return
+        }
+        let argv = [path, "--socket", socketPath, "--config", configPath]
+        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+        cArgs.append(nil)
+        defer { for p in cArgs { free(p) } }
+        let parent = getpid()
+        let child = fork()
+        if child == 0 {
+            // Only stdin, stdout and stderr stay open (its log goes where the agent's goes).
+            _ = kbd_close_inherited(-1)
+            _ = kbd_prctl_pdeathsig(SIGTERM)
+            if getppid() != parent { _exit(0) }
+            // The agent's signal mask (its signalfd) is inherited: the bar needs its signals.
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigprocmask(SIG_SETMASK, &set, nil)
+            signal(SIGPIPE, SIG_DFL)
+            execv(path, &cArgs)
+            _exit(127)
+        }
+        guard child > 0 else {
+            logger.warning("bar: cannot start \(path): \(SystemError(operation: "fork", errno: errno).message)")
+            return
+        }
+        pid = child
+        logger.info("bar: started \(path) [\(child)]")
+    }
+
+    /// Whether the bar exited (on SIGCHLD): reaps it and says why.
+    func reap() {
+        guard pid > 0 else { return }
+        var status: Int32 = 0
+        let r = waitpid(pid, &status, WNOHANG)
+        guard r == pid || (r < 0 && errno == ECHILD) else { return }
+        let signal = status & 0x7f, code = (status >> 8) & 0xff
+        if r == pid, signal == 0, code == Self.unavailableStatus {
+            gaveUp = true
+            logger.info("bar: this desktop cannot show the shortcuts bar (no layer-shell); not started again")
+        } else if r == pid {
+            logger.warning("bar: [\(pid)] ended (\(signal != 0 ? "signal \(signal)" : "exit status \(code)")); started again when the config is reloaded")
+        }
+        pid = 0
+    }
+
+    /// Stops the bar (SIGTERM; SIGKILL after 2 s) and waits for it.
+    func stop() {
+        guard pid > 0 else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<200 {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || (r < 0 && errno != EINTR) { pid = 0; return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        pid = 0
+    }
+}

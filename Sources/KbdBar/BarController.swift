@@ -1,0 +1,111 @@
+import KbdControl
+public import KbdPipeline
+
+/// The bar's connection to the service: connects with the control client (which checks
+/// who serves the socket before anything is sent), subscribes to presence, geometry,
+/// toolbar and hud, feeds the model, draws what changed, sends `run_command` for a
+/// tap, and reconnects on `ReconnectBackoff` when the service goes away. It has no timer
+/// while connected: idle, the bar sleeps in the toolkit's main loop.
+public final class BarController {
+    public let socketPath: String
+    public private(set) var model = BarModel()
+    private let client: ControlClient
+    private let toolkit: any BarToolkit
+    private var backoff = ReconnectBackoff()
+    private var drawn = BarView()
+    private let log: (String) -> Void
+    /// `KBD_BAR_TRACE`: a line "hud-event MICROSECONDS" on stderr for every HUD shown (the
+    /// toolkit prints "hud-frame MICROSECONDS" once its frame is painted).
+    private let trace: Bool
+    private var saidWaiting = false
+    private var saidRefusal = false
+
+    /// The events the bar subscribes to (`session` is for operators only: the service sends
+    /// `toolbar` and `hud` to the active session's user alone).
+    public static let events: Set<PipelineEvent.Kind> = [.presence, .geometry, .toolbar, .hud]
+
+    /// `log` gets one line per thing worth saying (never a typed key: the bar gets none).
+    public init(socketPath: String, toolkit: any BarToolkit, trace: Bool = false, log: @escaping (String) -> Void) {
+        self.socketPath = socketPath
+        self.toolkit = toolkit
+        self.trace = trace
+        self.log = log
+        client = ControlClient(path: socketPath)
+    }
+
+    /// Connects now (or arms the timer to try again).
+    public func start() { connect() }
+
+    public func timerFired() { connect() }
+
+    private func connect() {
+        guard !client.isConnected else { return }
+        do throws(ControlClientError) {
+            try client.connect(nonBlocking: true)
+        } catch {
+            if case .untrustedServer = error.kind {
+                if !saidRefusal { log("\(error.message); waiting for the real service") }
+                saidRefusal = true
+            } else if !saidWaiting {
+                log("waiting for the service at \(socketPath) (\(error.message))")
+                saidWaiting = true
+            }
+            toolkit.arm(milliseconds: backoff.failed())
+            return
+        }
+        backoff.connected(now: toolkit.monotonicMicroseconds() / 1000)
+        saidWaiting = false
+        toolkit.watch(fd: client.fd)
+        log("connected to \(socketPath)")
+        if !client.send(.subscribe(Self.events)) { disconnected("cannot send to the service") }
+    }
+
+    private func disconnected(_ reason: String) {
+        toolkit.watch(fd: -1)
+        client.disconnect()
+        model.disconnected()
+        redraw()
+        log("lost the service (\(reason)); reconnecting")
+        toolkit.arm(milliseconds: backoff.disconnected(now: toolkit.monotonicMicroseconds() / 1000))
+    }
+
+    /// The socket is readable (or hung up).
+    public func readable() {
+        let incoming = client.read()
+        do throws(ControlClientError) {
+            while let line = try client.nextLine() { handle(line) }
+        } catch {
+            log(error.message)
+            return disconnected("a bad line")
+        }
+        redraw()
+        if case .closed(let reason) = incoming { disconnected(reason) }
+    }
+
+    private func handle(_ line: ControlLine) {
+        switch line {
+        case .reply(.subscribe(let s)):
+            model.subscribed(s)
+        case .reply(let reply):
+            if !reply.ok { log("the service refused \(reply.name): \(reply.error ?? "no reason given")") }
+        case .event(let event):
+            if trace, case .hud(let h) = event.payload, h.show { log("hud-event \(toolkit.monotonicMicroseconds())") }
+            model.apply(event)
+        }
+    }
+
+    private func redraw() {
+        let view = model.view
+        if view.toolbar != drawn.toolbar { toolkit.draw(toolbar: view.toolbar) }
+        if view.hud != drawn.hud { toolkit.draw(hud: view.hud) }
+        drawn = view
+    }
+
+    /// Toolbar button `index` was tapped: the service runs its command as if its chord had
+    /// been typed (a user command through the agent that registered it).
+    public func tapped(_ index: Int) {
+        guard let buttons = drawn.toolbar?.buttons, buttons.indices.contains(index) else { return }
+        let command = buttons[index].command
+        if !client.send(.runCommand(id: command.id, table: command.table)) { disconnected("cannot send to the service") }
+    }
+}

@@ -1,0 +1,139 @@
+import KbdTOML
+
+/// The bar's options (`kbd-commandd bar …`, which executes `kbd-commandd-bar …`), parsed
+/// by hand: the bar links neither the argument parser nor Foundation.
+public struct BarOptions: Equatable, Sendable {
+    /// nil: the system socket when it exists, else `$XDG_RUNTIME_DIR/kbd-commandd.socket`.
+    public var socket: String?
+    /// nil: `$XDG_CONFIG_HOME/kbd-commandd/config.toml` (`~/.config/…`), read for `[bar]`.
+    public var config: String?
+
+    public init(socket: String? = nil, config: String? = nil) {
+        self.socket = socket
+        self.config = config
+    }
+
+    /// The user's config, as the agent finds it: `$XDG_CONFIG_HOME/kbd-commandd/config.toml`,
+    /// else `$HOME/.config/kbd-commandd/config.toml`; nil with neither variable.
+    public static func defaultConfig(environment: [String: String]) -> String? {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/kbd-commandd/config.toml" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.config/kbd-commandd/config.toml" }
+        return nil
+    }
+
+    public enum Parsed: Equatable, Sendable {
+        case run(BarOptions)
+        case help
+        case version
+        /// A usage error: the message (exit 64).
+        case usage(String)
+    }
+
+    public static func parse(_ arguments: [String]) -> Parsed {
+        var options = BarOptions()
+        var i = 0
+        while i < arguments.count {
+            var name = arguments[i]
+            var inline: String?
+            if name.hasPrefix("--"), let eq = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            func value() -> String? {
+                if let inline { return inline }
+                i += 1
+                return i < arguments.count ? arguments[i] : nil
+            }
+            switch name {
+            case "-h", "--help": return .help
+            case "--version": return .version
+            case "--socket", "-c", "--config":
+                guard let v = value(), !v.isEmpty else { return .usage("\(name) needs a value") }
+                if name == "--socket" { options.socket = v } else { options.config = v }
+            default:
+                return .usage("unknown option '\(name)'; see kbd-commandd bar --help")
+            }
+            i += 1
+        }
+        return .run(options)
+    }
+
+    /// The reason the desktop cannot show the bar, from `XDG_CURRENT_DESKTOP` (a colon-separated
+    /// list): GNOME Shell's Mutter has no layer-shell. Phosh says "Phosh:GNOME" and has it (phoc).
+    public static func unsupportedDesktop(_ environment: [String: String]) -> String? {
+        let desktops = (environment["XDG_CURRENT_DESKTOP"] ?? "").split(separator: ":").map { $0.lowercased() }
+        guard desktops.contains("gnome"), !desktops.contains("phosh") else { return nil }
+        return "GNOME Shell (Mutter) has no layer-shell (zwlr_layer_shell_v1), which the bar needs"
+    }
+
+    /// `[bar] enabled` in a config's text: nil when unset. Only this key is read (the agent
+    /// checks the rest of the file); a file that is not TOML, or a value that is not a
+    /// boolean, is an error whose message names the file and line.
+    public static func enabled(configText: String, path: String) throws(BarConfigError) -> Bool? {
+        let root: TOMLTable
+        do { root = try TOMLParser.parse(configText, path: path) } catch { throw BarConfigError(message: error.description) }
+        guard case .table(let bar)? = root["bar"], let entry = bar.entry("enabled") else { return nil }
+        guard case .boolean(let on) = entry.value else {
+            throw BarConfigError(message: "\(path):\(entry.line): bar.enabled: expected true or false, found \(entry.value.kindDescription)")
+        }
+        return on
+    }
+
+    /// The Wayland socket a client would connect to (libwayland's rule: `WAYLAND_DISPLAY`, an
+    /// absolute path or a name in `XDG_RUNTIME_DIR`, default `wayland-0`); nil when neither
+    /// says where (then there is no display to try).
+    public static func waylandSocket(_ environment: [String: String]) -> String? {
+        let name = environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 } ?? "wayland-0"
+        if name.hasPrefix("/") { return name }
+        guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else { return nil }
+        return runtime + "/" + name
+    }
+
+    public static let synopsis = "kbd-commandd bar [--socket <path>] [--config <file>]"
+
+    public static let help = """
+        OVERVIEW: The shortcuts bar and the discoverability HUD, in your Wayland session.
+
+        While a hardware keyboard is present, a bar at the bottom of the screen shows the
+        commands of the focused window's scopes as buttons, grouped and titled as the configs
+        say (`group`, `title`); a tap runs the command as if its chord had been typed. The
+        compositor moves windows out of its way (an exclusive zone as tall as the geometry
+        model's mini toolbar). While text input is on, only the commands that still fire are
+        shown. When the service shows the HUD (the hold modifier held, a command with
+        action = "hud", a pending sequence), a panel in the middle of the screen lists what
+        can be typed now, shadowed and filtered commands dimmed. Neither ever takes the
+        keyboard focus, and the HUD lets taps through.
+
+        It needs a compositor with layer-shell (zwlr_layer_shell_v1): sway, Hyprland, KDE
+        Plasma (KWin), labwc, river, Phosh. GNOME Shell (Mutter) has none: there the bar says
+        so once and exits with status 69. The session agent starts it when
+        `[bar] enabled = true` (the default where the compositor supports layer-shell) and
+        stops it when it stops; `[bar] enabled = false` in the config makes it exit at once.
+        It reconnects when the service restarts, and wakes only when the service says
+        something.
+
+        OPTIONS:
+          --socket <path>   the service's socket (default /run/kbd-commandd/socket when it
+                            exists, else $XDG_RUNTIME_DIR/kbd-commandd.socket)
+          -c, --config <file>
+                            your config, read for [bar] (default
+                            $XDG_CONFIG_HOME/kbd-commandd/config.toml)
+          -h, --help        this text
+          --version         the version
+
+        Exit status: 0 stopped (SIGTERM, SIGINT) or disabled by the config, 64 usage error,
+        69 the desktop cannot show it (no Wayland display, no layer-shell: GNOME). A config
+        with errors is reported and the defaults used.
+
+        Example:
+          kbd-commandd bar --socket $XDG_RUNTIME_DIR/kbd-commandd.socket
+
+        USAGE: \(synopsis)
+        """
+}
+
+/// Why `[bar] enabled` could not be read.
+public struct BarConfigError: Error, Equatable, Sendable {
+    public var message: String
+    public init(message: String) { self.message = message }
+}

@@ -1,0 +1,62 @@
+public import KbdControl
+
+/// What the bar shows, decided by `BarModel` (pure) and drawn by a `BarToolkit`: equal
+/// views draw the same, so the controller redraws only when a view changed.
+public struct ToolbarView: Sendable, Equatable {
+    /// The bar's height in pixels, also its exclusive zone (the compositor moves windows
+    /// out of its way by that much).
+    public var height: Int
+    public var groups: [Group]
+
+    public struct Group: Sendable, Equatable {
+        public var title: String
+        public var buttons: [Button]
+    }
+
+    /// One tappable command: `index` is its place in `buttons` (what a tap reports).
+    public struct Button: Sendable, Equatable {
+        public var index: Int
+        public var label: String
+        /// The discoverability title and the chord, for a tooltip.
+        public var detail: String
+        public var command: CommandRef
+    }
+
+    /// Every button in order (index 0 first).
+    public var buttons: [Button] { groups.flatMap(\.buttons) }
+}
+
+/// A command the bar can ask the service to run (`run_command`).
+public struct CommandRef: Sendable, Equatable {
+    public var id: String
+    public var table: CommandTableKind
+}
+
+/// The discoverability HUD's content.
+public struct HudView: Sendable, Equatable {
+    public var heading: String
+    public var groups: [Group]
+
+    public struct Group: Sendable, Equatable {
+        public var title: String
+        public var rows: [Row]
+    }
+
+    public struct Row: Sendable, Equatable {
+        public var chord: String
+        public var title: String
+        /// Shadowed by a more specific scope, or filtered while text input is on: it would
+        /// not fire now.
+        public var dimmed: Bool
+    }
+}
+
+/// The two surfaces; nil hides one.
+public struct BarView: Sendable, Equatable {
+    public var toolbar: ToolbarView?
+    public var hud: HudView?
+    public init(toolbar: ToolbarView? = nil, hud: HudView? = nil) {
+        self.toolbar = toolbar
+        self.hud = hud
+    }
+}
