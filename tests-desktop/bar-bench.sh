@@ -43,7 +43,7 @@ own() {
 }
 
 "$here/session.sh" start >/dev/null 2>&1 || die "the session did not start"
-spawn_as_user "$work/standin.log" "$PYTHON" "$here/bar-standin.py" "$work/socket" "$work/sent" "$count" "$(( quiet + 3 ))"
+spawn_as_user "$work/standin.log" "$PYTHON" "$bin/bar-standin.py" "$work/socket" "$work/sent" "$count" "$(( quiet + 3 ))"
 standin=$SPAWNED_PID
 wait_for 5 test -S "$work/socket" || die "the stand-in did not listen"
 EXTRA_ENV=(KBD_BAR_TRACE=1)

@@ -147,6 +147,9 @@ throwaway_run() {
     install -d -m 0755 "$bin"
     local b
     for b in "$@"; do install -m 0755 "$build/$b" "$bin/$b"; done
+    # The helper programs KBD_USER runs (text-field.py, spoof-focus.py, bar-standin.py): the
+    # clone may sit in a folder that user cannot enter (a 0700 home), so they run from here.
+    for b in "$here"/*.py; do install -m 0755 "$b" "$bin/"; done
 }
 remove_throwaway() {
     [ "${KBD_KEEP_RUN:-0}" = 1 ] && { echo "kept: $SESSION_DIR $work" >&2; return 0; }

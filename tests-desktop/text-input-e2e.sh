@@ -52,7 +52,7 @@ at() { local until=$(( service_t0 + $1 * 1000000 )); while [ "$(now_us)" -lt "$u
 
 field_pid=
 start_field() {
-    spawn_as_user "$SESSION_DIR/field.log" "$PYTHON" "$here/text-field.py" FieldApp private-title-field
+    spawn_as_user "$SESSION_DIR/field.log" "$PYTHON" "$bin/text-field.py" FieldApp private-title-field
     field_pid=$SPAWNED_PID
     wait_for "$WAIT_SECONDS" grep -q READY "$SESSION_DIR/field.log"
 }
@@ -108,7 +108,7 @@ spoof_scenario() {
         as_user swaymsg '[app_id=FieldApp] focus' >/dev/null
         kill -USR1 "$field_pid"
     fi
-    spawn_as_user "$SESSION_DIR/spoof.log" "$PYTHON" "$here/spoof-focus.py"
+    spawn_as_user "$SESSION_DIR/spoof.log" "$PYTHON" "$bin/spoof-focus.py"
     local spoof_pid=$SPAWNED_PID
     check "$run: the spoofing client is on the accessibility bus" wait_for "$WAIT_SECONDS" spoof_said READY
     if [ "$run" = spoof-kwin ]; then user_config accessibility; else user_config; fi

@@ -214,6 +214,9 @@ public final class KeyboardDaemon {
     /// The most bytes read from one control client in one wakeup.
     public var largestClientReadPerWakeup: Int { control?.largestReadPerWakeup ?? 0 }
 
+    /// The control clients connected now.
+    public var controlClientCount: Int { control?.clients.count ?? 0 }
+
     /// Runs until `requestStop()`.
     public func run() {
         while !stopRequested { runOnce(maxWaitMilliseconds: nil) }

@@ -54,7 +54,7 @@ struct AgentRegistrationTests {
         Self.chord(h, kbd, ["leftctrl"], "e")
         #expect(agent!.receive().lines.count == 1)
         agent = nil
-        h.pump()
+        #expect(h.pumpUntilClients(0))
         Self.chord(h, kbd, ["leftctrl", "leftalt"], "t")
         #expect(h.commandIDs == ["edit"])
         #expect(h.daemon.commandTableOwners.isEmpty)

@@ -93,6 +93,14 @@ final class DaemonHarness {
         for _ in 0..<rounds { daemon.runOnce(maxWaitMilliseconds: 0) }
     }
 
+    /// Pumps until the service has let a client go that the test closed: the hang-up is read
+    /// in one of its next turns, not always within the three of `pump()` under ASan or on a
+    /// loaded machine (tests that waited three turns failed there).
+    @discardableResult
+    func pumpUntilClients(_ count: Int) -> Bool {
+        pump(until: { daemon.controlClientCount == count })
+    }
+
     /// Pumps until `condition` holds or `seconds` pass (for child processes).
     func pump(until condition: () -> Bool, seconds: Double = 5) -> Bool {
         let end = monotonicNow().adding(milliseconds: Int(seconds * 1000))
