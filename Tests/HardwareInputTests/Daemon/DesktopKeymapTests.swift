@@ -40,9 +40,7 @@ struct DesktopKeymapTests {
         ctrlY(h, kbd)
         // The agent goes away: the service's own keymap (us) again.
         agent = nil
-        // The hangup is read in a later turn when the machine is busy (other tests run in
-        // parallel): pump until the service says so, rather than a fixed number of turns.
-        #expect(h.pump(until: { h.logs.all.contains { $0.contains("keymap: the service's own again") } }))
+        #expect(h.pumpUntilClients(0))
         ctrlY(h, kbd)
         #expect(h.commandIDs == ["redo", "undo", "redo", "undo", "redo"])
         #expect(h.logs.all.contains { $0.contains("keymap: the desktop's, layout us,de variant  group 1") })
@@ -87,7 +85,7 @@ struct DesktopKeymapTests {
         #expect(exchange(h, agent!, #"{"request":"set_sticky_keys","enabled":true}"#) == [#"{"reply":"set_sticky_keys","ok":true,"enabled":true}"#])
         tapCtrlThenY()
         agent = nil
-        #expect(h.pump(until: { h.logs.all.contains { $0.contains("sticky keys off (the config's [accessibility] sticky_keys)") } }))
+        #expect(h.pumpUntilClients(0))
         tapCtrlThenY()
         #expect(h.commandIDs == ["redo"])
         #expect(h.logs.all.contains { $0.contains("sticky keys on (the desktop's setting)") })
