@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The Debian package as it installs: builds it (scripts/build-deb: dpkg-buildpackage, then
-# lintian with no error or warning), extracts it into a scratch root (dpkg -x) and runs
-# the installed files from there:
+# The Debian packages as they install: builds them (scripts/build-deb: dpkg-buildpackage, then
+# lintian with no error or warning), extracts both (kbd-commandd and kbd-commandd-bar) into a
+# scratch root (dpkg -x) and runs the installed files from there:
+#   - the split: the bar is in kbd-commandd-bar only, which depends on GTK and on
+#     kbd-commandd of the same version; kbd-commandd depends on no GTK and recommends the bar;
 #   - kbd-commandd --version, check of the installed config, run --help, agent --help and
 #     bar --help (which execute the service, the agent and the bar from
 #     usr/libexec/kbd-commandd), each with
@@ -26,11 +28,29 @@ expect() { local what="$1"; shift; if "$@" >/dev/null 2>&1; then ok "$what"; els
 [ "${1:-}" = "--no-build" ] || scripts/build-deb
 version="$(dpkg-parsechangelog -S Version)"
 deb="dist/kbd-commandd_${version}_$(dpkg-architecture -qDEB_HOST_ARCH).deb"
+bar_deb="dist/kbd-commandd-bar_${version}_$(dpkg-architecture -qDEB_HOST_ARCH).deb"
 [ -f "$deb" ] || { echo "tests-package: $deb is missing" >&2; exit 1; }
+[ -f "$bar_deb" ] || { echo "tests-package: $bar_deb is missing" >&2; exit 1; }
 R="$(mktemp -d /tmp/kbd-package-root.XXXXXX)"
 trap 'rm -rf "$R"' EXIT
 dpkg -x "$deb" "$R"
 dpkg-deb -e "$deb" "$R/DEBIAN"
+
+# The split: GTK only in kbd-commandd-bar.
+main_files="$(dpkg-deb -c "$deb")"
+bar_files="$(dpkg-deb -c "$bar_deb")"
+main_depends="$(dpkg-deb -f "$deb" Depends)"
+bar_depends="$(dpkg-deb -f "$bar_deb" Depends)"
+case "$main_files" in *kbd-commandd-bar*) bad "kbd-commandd ships the bar: $(grep kbd-commandd-bar <<<"$main_files")" ;;
+                      *) ok "kbd-commandd ships no bar (its binary and man page are in kbd-commandd-bar)" ;; esac
+case "$main_depends" in *gtk*) bad "kbd-commandd depends on GTK: $main_depends" ;;
+                        *) ok "kbd-commandd depends on no GTK ($main_depends)" ;; esac
+expect "kbd-commandd recommends kbd-commandd-bar" grep -w kbd-commandd-bar <<<"$(dpkg-deb -f "$deb" Recommends)"
+expect "kbd-commandd-bar ships the bar and its man page" \
+    bash -c 'grep "usr/libexec/kbd-commandd/kbd-commandd-bar$" <<<"$0" >/dev/null && grep "man1/kbd-commandd-bar.1.gz$" <<<"$0" >/dev/null' "$bar_files"
+expect "kbd-commandd-bar depends on GTK 3, gtk-layer-shell and kbd-commandd (= $version)" \
+    bash -c 'grep "libgtk-3-0" <<<"$0" >/dev/null && grep "libgtk-layer-shell0" <<<"$0" >/dev/null && grep -F "kbd-commandd (= $1)" <<<"$0" >/dev/null' "$bar_depends" "$version"
+dpkg -x "$bar_deb" "$R"
 for f in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /usr/libexec/kbd-commandd/kbd-commandd-agent \
          /usr/libexec/kbd-commandd/kbd-commandd-bar /usr/share/man/man1/kbd-commandd-bar.1.gz \
          /usr/lib/systemd/system/kbd-commandd.service /usr/lib/systemd/user/kbd-commandd-agent.service \
@@ -210,8 +230,15 @@ expect "bash completion completes the subcommands" bash -c "source '$R/usr/share
 # CI container: nothing is started), or when KBD_PACKAGE_INSTALL=1 asks.
 if [ "$(id -u)" -eq 0 ] && ! dpkg-query -W kbd-commandd >/dev/null 2>&1 && ! getent passwd kbd-commandd >/dev/null \
    && ! getent group kbd-commandd >/dev/null && { [ ! -d /run/systemd/system ] || [ "${KBD_PACKAGE_INSTALL:-}" = 1 ]; }; then
-    if out="$(dpkg -i "$deb" 2>&1)"; then
-        ok "dpkg -i"
+    if out="$(dpkg -i "$deb" "$bar_deb" 2>&1)"; then
+        ok "dpkg -i (kbd-commandd and kbd-commandd-bar)"
+        expect "the installed kbd-commandd bar runs the installed bar" \
+            bash -c 'env -i PATH=/usr/bin:/bin kbd-commandd bar --help | grep "USAGE: kbd-commandd bar" >/dev/null'
+        expect "dpkg -r kbd-commandd-bar leaves the service installed" \
+            bash -c 'dpkg -r kbd-commandd-bar >/dev/null && [ ! -e /usr/libexec/kbd-commandd/kbd-commandd-bar ] && [ -x /usr/libexec/kbd-commandd/kbd-commandd-daemon ]'
+        out="$(env -i PATH=/usr/bin:/bin kbd-commandd bar --help 2>&1)"
+        case "$out" in *"install the package kbd-commandd-bar"*) ok "without the bar package, kbd-commandd bar says which package to install" ;;
+                       *) bad "kbd-commandd bar without the bar package: $out" ;; esac
         expect "postinst created the system user kbd-commandd (shell nologin, not in group input)" \
             bash -c 'getent passwd kbd-commandd | grep ":/usr/sbin/nologin$" >/dev/null && ! id -nG kbd-commandd | tr " " "\n" | grep -x input >/dev/null'
         expect "postinst created the group kbd-commandd" getent group kbd-commandd

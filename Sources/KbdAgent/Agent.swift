@@ -187,11 +187,13 @@ final class AgentLoop {
             var timeout: Int32 = -1
             var deadline = runner.nextDeadline
             if let h = osk.hookDue, deadline == nil || h < deadline! { deadline = h }
+            if let b = bar.restartDue, deadline == nil || b < deadline! { deadline = b }
             if let r = deadline { timeout = Int32(max(0, min(60_000, (r.microseconds - monotonicNow().microseconds) / 1000 + 1))) }
             epoll.wait(timeoutMilliseconds: timeout, into: &ready)
             for r in ready { dispatch(r) }
             if let r = runner.nextDeadline, r <= monotonicNow() { runner.advance(to: monotonicNow()) }
             osk.settleHooks()
+            bar.restartIfDue()
         }
         osk.restore()
         bar.stop()

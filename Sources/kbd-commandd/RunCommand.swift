@@ -56,7 +56,8 @@ struct BarCommand: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        try execSibling("kbd-commandd-bar", arguments, what: "the shortcuts bar")
+        try execSibling("kbd-commandd-bar", arguments, what: "the shortcuts bar",
+                        advice: "install the package kbd-commandd-bar (sudo apt install kbd-commandd-bar), or install kbd-commandd-bar in one of them")
     }
 }
 
@@ -70,13 +71,13 @@ func siblingCandidates(_ name: String, executableDirectory directory: String) ->
 
 /// Replaces this process with `name` (see `siblingCandidates`; same PID, so systemd's
 /// notify socket and signals reach it).
-func execSibling(_ name: String, _ arguments: [String], what: String) throws {
+func execSibling(_ name: String, _ arguments: [String], what: String, advice: String? = nil) throws {
     guard let directory = ProcessEnvironment.executableDirectory() else {
         throw report(CLIFailure(message: "/proc/self/exe: cannot find this executable to locate \(name)", code: ExitStatus.failure))
     }
     let candidates = siblingCandidates(name, executableDirectory: directory)
     guard let path = candidates.first(where: { access($0, X_OK) == 0 }) else {
-        throw report(CLIFailure(message: "\(candidates.joined(separator: ", ")): \(what) is missing; install \(name) in one of them",
+        throw report(CLIFailure(message: "\(candidates.joined(separator: ", ")): \(what) is missing; \(advice ?? "install \(name) in one of them")",
                                 code: ExitStatus.failure))
     }
     let argv = [path] + arguments
