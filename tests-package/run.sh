@@ -236,7 +236,7 @@ if [ "$(id -u)" -eq 0 ] && ! dpkg-query -W kbd-commandd >/dev/null 2>&1 && ! get
             bash -c 'env -i PATH=/usr/bin:/bin kbd-commandd bar --help | grep "USAGE: kbd-commandd bar" >/dev/null'
         expect "dpkg -r kbd-commandd-bar leaves the service installed" \
             bash -c 'dpkg -r kbd-commandd-bar >/dev/null && [ ! -e /usr/libexec/kbd-commandd/kbd-commandd-bar ] && [ -x /usr/libexec/kbd-commandd/kbd-commandd-daemon ]'
-        out="$(env -i PATH=/usr/bin:/bin kbd-commandd bar --help 2>&1)"
+        out="$(env -i PATH=/usr/bin:/bin kbd-commandd bar --help 2>&1)" || true
         case "$out" in *"install the package kbd-commandd-bar"*) ok "without the bar package, kbd-commandd bar says which package to install" ;;
                        *) bad "kbd-commandd bar without the bar package: $out" ;; esac
         expect "postinst created the system user kbd-commandd (shell nologin, not in group input)" \
