@@ -189,7 +189,7 @@ logind_switch() {
     local pid=$1 who=$2 uid other
     uid=$(id -u "$KBD_USER")
     other=$(id -u nobody)
-    nsenter -t "$pid" -m sh -c '
+    nsenter -t "$pid" -m -r sh -c '
         set -e
         cd /run/systemd
         put() { printf "$2" > "$1.tmp"; mv "$1.tmp" "$1"; }
