@@ -80,16 +80,24 @@ static inline xcb_atom_t kbd_xcb_atom(struct kbd_xcb *x, const char *name) {
 /* Connects to `display`, interns the atoms and selects PropertyChange on the root window
  * of the default screen. Returns the connection's descriptor, or -1 (then *reason says
  * why: 1 no libxcb, 2 cannot connect, 3 no screen). */
-static inline int kbd_xcb_open(struct kbd_xcb *x, const char *display, int *reason) {
-    if (kbd_xcb_load(x) != 0) { *reason = 1; return -1; }
-    int screen = 0;
-    x->conn = x->connect(display, &screen);
+/* Loads libxcb and connects to `display`: 0 and the default screen's number, 1 when libxcb
+ * cannot be loaded, 2 when the display does not answer (x->conn stays NULL). */
+static inline int kbd_xcb_connect(struct kbd_xcb *x, const char *display, int *screen) {
+    if (kbd_xcb_load(x) != 0) return 1;
+    *screen = 0;
+    x->conn = x->connect(display, screen);
     if (!x->conn || x->connection_has_error(x->conn)) {
         if (x->conn) x->disconnect(x->conn);
         x->conn = NULL;
-        *reason = 2;
-        return -1;
+        return 2;
     }
+    return 0;
+}
+
+static inline int kbd_xcb_open(struct kbd_xcb *x, const char *display, int *reason) {
+    int screen = 0;
+    int failed = kbd_xcb_connect(x, display, &screen);
+    if (failed) { *reason = failed; return -1; }
     xcb_screen_iterator_t it = x->setup_roots_iterator(x->get_setup(x->conn));
     for (int i = 0; i < screen && it.rem; i++) x->screen_next(&it);
     if (!it.rem || !it.data) {
@@ -112,14 +120,8 @@ static inline int kbd_xcb_open(struct kbd_xcb *x, const char *display, int *reas
 /* Connects to `display` for lookups only (no events selected: nothing ever queues): the
  * _NET_WM_PID of i3's windows. 0, or -1 when it cannot. */
 static inline int kbd_xcb_open_lookups(struct kbd_xcb *x, const char *display) {
-    if (kbd_xcb_load(x) != 0) return -1;
     int screen = 0;
-    x->conn = x->connect(display, &screen);
-    if (!x->conn || x->connection_has_error(x->conn)) {
-        if (x->conn) x->disconnect(x->conn);
-        x->conn = NULL;
-        return -1;
-    }
+    if (kbd_xcb_connect(x, display, &screen) != 0) return -1;
     x->net_wm_pid = kbd_xcb_atom(x, "_NET_WM_PID");
     return 0;
 }
