@@ -505,6 +505,8 @@ struct kbd_sd_login {
     int (*get_seats)(char ***);
     int (*seat_get_active)(const char *, char **, uid_t *);
     int (*session_get_uid)(const char *, uid_t *);
+    int (*session_get_state)(const char *, char **);
+    int (*session_get_class)(const char *, char **);
     int (*monitor_new)(const char *, sd_login_monitor **);
     sd_login_monitor *(*monitor_unref)(sd_login_monitor *);
     int (*monitor_flush)(sd_login_monitor *);
@@ -521,11 +523,14 @@ static inline int kbd_sd_login_load(struct kbd_sd_login *f) {
     f->get_seats = (int (*)(char ***))dlsym(lib, "sd_get_seats");
     f->seat_get_active = (int (*)(const char *, char **, uid_t *))dlsym(lib, "sd_seat_get_active");
     f->session_get_uid = (int (*)(const char *, uid_t *))dlsym(lib, "sd_session_get_uid");
+    f->session_get_state = (int (*)(const char *, char **))dlsym(lib, "sd_session_get_state");
+    f->session_get_class = (int (*)(const char *, char **))dlsym(lib, "sd_session_get_class");
     f->monitor_new = (int (*)(const char *, sd_login_monitor **))dlsym(lib, "sd_login_monitor_new");
     f->monitor_unref = (sd_login_monitor *(*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_unref");
     f->monitor_flush = (int (*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_flush");
     f->monitor_get_fd = (int (*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_get_fd");
-    if (!f->booted || !f->get_seats || !f->seat_get_active || !f->session_get_uid || !f->monitor_new || !f->monitor_unref ||
+    if (!f->booted || !f->get_seats || !f->seat_get_active || !f->session_get_uid || !f->session_get_state ||
+        !f->session_get_class || !f->monitor_new || !f->monitor_unref ||
         !f->monitor_flush || !f->monitor_get_fd) {
         dlclose(lib);
         return -ENOSYS;
@@ -555,15 +560,23 @@ static inline int kbd_sd_login_seats(const struct kbd_sd_login *f, char *out, si
     return written;
 }
 
-/* The uid owning the active session of a seat: 0 on success (uid set), -ENODATA when the
- * seat has no active session, else a negative errno. The session is read with
- * sd_session_get_uid, as logind wrote it. */
+/* The uid of the person at a seat: the owner of the seat's active session, counted only
+ * while that session's state is "active" (not "closing": logind keeps a logged-out session
+ * as the seat's active one while any of its processes lives; not "online") and its class
+ * is "user" (not the greeter's, not a lock screen's). 0 on success (uid set), -ENODATA when
+ * nobody counts as at the seat, else a negative errno. */
 static inline int kbd_sd_login_active_uid(const struct kbd_sd_login *f, const char *seat, uid_t *uid) {
     char *session = NULL;
     int r = f->seat_get_active(seat, &session, NULL);
     if (r < 0) return r;
     if (!session) return -ENODATA;
-    r = f->session_get_uid(session, uid);
+    char *state = NULL, *klass = NULL;
+    r = f->session_get_state(session, &state);
+    if (r >= 0) r = f->session_get_class(session, &klass);
+    if (r >= 0) r = (state && strcmp(state, "active") == 0 && klass && strcmp(klass, "user") == 0) ? 0 : -ENODATA;
+    if (r >= 0) r = f->session_get_uid(session, uid);
+    free(state);
+    free(klass);
     free(session);
     return r < 0 ? r : 0;
 }

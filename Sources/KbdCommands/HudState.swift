@@ -4,7 +4,8 @@ public import KbdKeymap
 /// `[hud]`: when the discoverability HUD shows (a contract: README "The HUD and the bar").
 public struct HudSettings: Sendable, Equatable {
     public static let defaultDelayMilliseconds = 700
-    public static let defaultSequenceDelayMilliseconds = 1000
+    /// Half the default sequence timeout: the continuations show while the prefix still waits.
+    public static let defaultSequenceDelayMilliseconds = 500
 
     /// `enabled`: false, no `hud` event at all (the bar's toolbar still works).
     public var enabled: Bool
@@ -14,9 +15,14 @@ public struct HudSettings: Sendable, Equatable {
     public var delayMilliseconds: Int
     /// `sequence_delay_ms`: how long a sequence prefix waits before its continuations show.
     public var sequenceDelayMilliseconds: Int
+    /// `extend_sequence_timeout`: while a drawn HUD shows a prefix's continuations, the
+    /// sequence waits another `sequence_timeout_ms` from that moment (time to read them).
+    /// Off by default: the user's `sequence_timeout_ms` holds whatever the HUD does.
+    public var extendSequenceTimeout: Bool
 
     public init(enabled: Bool = true, hold: HoldModifier = .super, delayMilliseconds: Int = defaultDelayMilliseconds,
-                sequenceDelayMilliseconds: Int = defaultSequenceDelayMilliseconds) {
+                sequenceDelayMilliseconds: Int = defaultSequenceDelayMilliseconds, extendSequenceTimeout: Bool = false) {
+        self.extendSequenceTimeout = extendSequenceTimeout
         self.enabled = enabled
         self.hold = hold
         self.delayMilliseconds = delayMilliseconds

@@ -165,6 +165,14 @@ extension ConfigLoader {
                       d.hudSequenceDelayLocation = SourceLocation(path: path, line: line)
                       return nil
                   }, merge: { $0.hud.sequenceDelayMilliseconds = $1.hud.sequenceDelayMilliseconds; $0.hudSequenceDelayLocation = $1.hudSequenceDelayLocation; $0.hudConfigured = true }),
+        ConfigKey(section: "hud", name: "extend_sequence_timeout",
+                  doc: "while a drawn HUD shows a prefix's continuations, the sequence waits another sequence_timeout_ms (default false)",
+                  read: { value, _, _, d in
+                      guard case .boolean(let b) = value else { return "hud.extend_sequence_timeout: expected true or false, found \(value.kindDescription)" }
+                      d.hud.extendSequenceTimeout = b
+                      d.hudConfigured = true
+                      return nil
+                  }, merge: { $0.hud.extendSequenceTimeout = $1.hud.extendSequenceTimeout; $0.hudConfigured = true }),
         ConfigKey(section: "bar", name: "enabled", doc: "the agent starts the shortcuts bar and HUD (default: where the compositor has layer-shell)",
                   read: { value, _, _, d in
                       guard case .boolean(let b) = value else { return "bar.enabled: expected true or false, found \(value.kindDescription)" }

@@ -37,13 +37,17 @@ public final class ControlSession {
         public var devices: () -> [JSONValue]
         /// Why a desktop's keymap cannot be used (it does not compile), nil when it can.
         public var keymapProblem: (ControlRequest.Keymap) -> String?
+        /// Whether the keymap's verdict is known without compiling (compiled or refused before).
+        public var keymapKnown: (ControlRequest.Keymap) -> Bool
         /// Now, on the clock of event times (the per-uid registration budget refills with it).
         public var now: EventTime
 
         public init(hardwareKeyboard: Bool, presenceReason: String, started: Double = 0, geometry: JSONObject?, systemTable: CommandTable,
                     allowKeyEvents: Bool, devices: @escaping () -> [JSONValue],
-                    keymapProblem: @escaping (ControlRequest.Keymap) -> String? = { _ in nil }, now: EventTime = .zero) {
+                    keymapProblem: @escaping (ControlRequest.Keymap) -> String? = { _ in nil },
+                    keymapKnown: @escaping (ControlRequest.Keymap) -> Bool = { _ in true }, now: EventTime = .zero) {
             self.keymapProblem = keymapProblem
+            self.keymapKnown = keymapKnown
             self.now = now
             self.hardwareKeyboard = hardwareKeyboard
             self.presenceReason = presenceReason
@@ -107,11 +111,19 @@ public final class ControlSession {
     /// text: at most this much per second (a bucket that holds one second's worth).
     public static let userWorkPerSecond = 256 * 1024
 
-    /// Per uid outside the service's group: the work budget left and when it was counted.
-    private var workBudget: [UInt32: (left: Int, at: EventTime)] = [:]
+    /// Per uid outside the service's group: the work budget (bytes of registered text, and a
+    /// keymap compile's share).
+    private var workBudget: [UInt32: RateBudget] = [:]
     /// `run_command`s per uid: at most this many per second (a bucket holding one second's).
     public static let runCommandsPerSecond = 20
-    private var runBudget: [UInt32: (left: Int, at: EventTime)] = [:]
+    private var runBudget: [UInt32: RateBudget] = [:]
+    /// `set_keymap` and `set_sticky_keys` per uid outside the service's group: at most this
+    /// many per second (a desktop sends one per layout switch or settings change).
+    public static let desktopClaimsPerSecond = 4
+    private var desktopClaimBudget: [UInt32: RateBudget] = [:]
+    /// What compiling a keymap nobody asked for before costs of a uid's work budget (a
+    /// compile takes 3–7 ms of the loop: about what 64 KiB of registered commands cost).
+    public static let keymapCompileCost = 64 * 1024
 
     private struct Claim<Value> {
         var client: Int
@@ -122,8 +134,8 @@ public final class ControlSession {
     private var scopeClaims: [Claim<[String]>] = []
     private var textInputClaims: [Claim<Bool>] = []
     private var userTables: [(owner: Int, uid: UInt32, trusted: Bool, table: CommandTable)] = []
-    private var keymapClaims: [(client: Int, keymap: ControlRequest.Keymap)] = []
-    private var stickyClaims: [(client: Int, enabled: Bool)] = []
+    private var keymapClaims: [Claim<ControlRequest.Keymap>] = []
+    private var stickyClaims: [Claim<Bool>] = []
     /// Who is at each seat (the daemon feeds it from logind), and why logind is not followed.
     public private(set) var sessions = ActiveSessions.unavailable
     public private(set) var loginProblem: String? = "logind is not followed yet"
@@ -138,12 +150,12 @@ public final class ControlSession {
     public var systemScopes: [String] { scopeClaims.last { steers($0) }?.value ?? [] }
     /// Whether text is being typed, for the system table: the newest such claim.
     public var systemTextInput: Bool { textInputClaims.last { steers($0) }?.value ?? false }
-    /// The desktop keymap keys are mapped with: the newest claim (nil: the service's own).
-    /// The service has no seat model: on one seat, the session that reported last is the
-    /// active one's.
-    public var keymap: ControlRequest.Keymap? { keymapClaims.last?.keymap }
-    /// The desktop's sticky keys: the newest claim (nil: `[accessibility] sticky_keys`).
-    public var stickyKeys: Bool? { stickyClaims.last?.enabled }
+    /// The desktop keymap keys are mapped with: the newest claim of an operator or of the
+    /// active session's user (nil: the service's own). A user who leaves the seat no longer
+    /// steers it; their claim counts again when their session is active again.
+    public var keymap: ControlRequest.Keymap? { keymapClaims.last { steers($0) }?.value }
+    /// The desktop's sticky keys: the newest such claim (nil: `[accessibility] sticky_keys`).
+    public var stickyKeys: Bool? { stickyClaims.last { steers($0) }?.value }
     /// The clients with a registered table.
     public var tableOwners: [Int] { userTables.map(\.owner) }
     public func table(of owner: Int) -> CommandTable? { userTables.first { $0.owner == owner }?.table }
@@ -154,13 +166,15 @@ public final class ControlSession {
     /// is). Returns what to apply: the pipeline's routing, the system table's claims (a user
     /// who left the seat no longer steers them) and an event for each user who came or left.
     public func sessionsChanged(_ next: ActiveSessions, problem: String?) -> [Effect] {
-        let scopesBefore = systemScopes, textInputBefore = systemTextInput
+        let scopesBefore = systemScopes, textInputBefore = systemTextInput, keymapBefore = keymap, stickyBefore = stickyKeys
         let changes = next.changes(from: sessions)
         sessions = next
         loginProblem = problem
         var effects: [Effect] = [.activeSessions(next)]
         if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
         if systemTextInput != textInputBefore { effects.append(.systemTextInput(systemTextInput)) }
+        if keymap != keymapBefore { effects.append(.keymap(keymap)) }
+        if stickyKeys != stickyBefore { effects.append(.stickyKeys(stickyKeys)) }
         for change in changes {
             if let from = change.from { effects.append(.sessionEvent(uid: from, seat: change.seat, active: false)) }
             if let to = change.to { effects.append(.sessionEvent(uid: to, seat: change.seat, active: true)) }
@@ -220,23 +234,15 @@ public final class ControlSession {
         case .ping:
             return Outcome(reply: .ping, effects: [])
         case .setKeymap(let keymap):
-            if let keymap, let problem = view.keymapProblem(keymap) {
-                return Outcome(reply: .refused(name: "set_keymap", message: problem), effects: [])
-            }
-            let before = self.keymap
-            keymapClaims.removeAll { $0.client == peer.id }
-            if let keymap { keymapClaims.append((peer.id, keymap)) }
-            var effects: [Effect] = []
-            if self.keymap != before { effects.append(.keymap(self.keymap)) }
-            effects.append(.log(.info, "control: client \(peer.id) (uid \(peer.uid)) " + (keymap.map { "set keymap layout \($0.layout) group \($0.group)" } ?? "withdrew its keymap")))
-            return Outcome(reply: .setKeymap(keymap), effects: effects)
+            return setKeymap(keymap, for: peer, view: view)
         case .setStickyKeys(let enabled):
+            if let refusal = desktopClaimRefusal("set_sticky_keys", clearing: enabled == nil, for: peer, now: view.now) { return refusal }
             let before = stickyKeys
             stickyClaims.removeAll { $0.client == peer.id }
-            if let enabled { stickyClaims.append((peer.id, enabled)) }
+            if let enabled { stickyClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: enabled)) }
             var effects: [Effect] = []
             if stickyKeys != before { effects.append(.stickyKeys(stickyKeys)) }
-            effects.append(.log(.info, "control: client \(peer.id) (uid \(peer.uid)) " + (enabled.map { "set sticky keys \($0 ? "on" : "off")" } ?? "withdrew its sticky keys")))
+            effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) " + (enabled.map { "set sticky keys \($0 ? "on" : "off")" } ?? "withdrew its sticky keys")))
             return Outcome(reply: .setStickyKeys(enabled), effects: effects)
         case .runCommand(let id, let table):
             return runCommand(id: id, table: table, for: peer, view: view)
@@ -311,6 +317,43 @@ public final class ControlSession {
     /// the user who owns the active session of a seat (the person at the keyboard).
     public func seesCommands(_ peer: Peer) -> Bool { peer.trusted || sessions.isActive(peer.uid) }
 
+    /// `set_keymap`: the keymap every keyboard is read with, a claim of the person at the
+    /// keyboard. A user's client is held to a rate, and a keymap never seen before costs its
+    /// compile out of the uid's work budget before it is compiled.
+    func setKeymap(_ keymap: ControlRequest.Keymap?, for peer: Peer, view: View) -> Outcome {
+        if let refusal = desktopClaimRefusal("set_keymap", clearing: keymap == nil, for: peer, now: view.now) { return refusal }
+        if let keymap {
+            if !peer.trusted, !view.keymapKnown(keymap), let refusal = chargeWork(Self.keymapCompileCost, uid: peer.uid, now: view.now) {
+                return Outcome(reply: .refused(name: "set_keymap", message: "set_keymap: " + refusal), effects: [])
+            }
+            if let problem = view.keymapProblem(keymap) {
+                return Outcome(reply: .refused(name: "set_keymap", message: problem), effects: [])
+            }
+        }
+        let before = self.keymap
+        keymapClaims.removeAll { $0.client == peer.id }
+        if let keymap { keymapClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: keymap)) }
+        var effects: [Effect] = []
+        if self.keymap != before { effects.append(.keymap(self.keymap)) }
+        effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) " + (keymap.map { "set keymap layout \($0.layout) group \($0.group)" } ?? "withdrew its keymap")))
+        return Outcome(reply: .setKeymap(keymap), effects: effects)
+    }
+
+    /// Why a user's client may not claim the keymap or sticky keys now (nil: it may): only
+    /// the user whose session is active on a seat steers how keys are read, a few times a
+    /// second. Withdrawing one's own claim is always allowed.
+    private func desktopClaimRefusal(_ name: String, clearing: Bool, for peer: Peer, now: EventTime) -> Outcome? {
+        guard !peer.trusted, !clearing else { return nil }
+        guard sessions.isActive(peer.uid) else {
+            return Outcome(reply: .refused(name: name, message: "\(name): uid \(peer.uid) does not own the active session of a seat; the keymap and sticky keys are set by the person at the keyboard (operators, or the user whose session is active)"), effects: [])
+        }
+        let rate = Self.desktopClaimsPerSecond
+        guard desktopClaimBudget[peer.uid, default: RateBudget(perSecond: rate, now: now)].take(1, now: now) else {
+            return Outcome(reply: .refused(name: name, message: "\(name): more than \(rate) keymap and sticky-keys changes per second for uid \(peer.uid); try again shortly"), effects: [])
+        }
+        return nil
+    }
+
     /// `run_command`: the command as if its chord had been typed on the caller's seat.
     func runCommand(id: String, table: CommandTableKind, for peer: Peer, view: View) -> Outcome {
         func refused(_ message: String) -> Outcome { Outcome(reply: .refused(name: "run_command", message: "run_command: " + message), effects: []) }
@@ -319,10 +362,7 @@ public final class ControlSession {
         }
         // Like typed chords, a bounded rate: a flood of requests is refused, not queued.
         let rate = Self.runCommandsPerSecond
-        var (left, at) = runBudget[peer.uid] ?? (rate, view.now)
-        left = min(rate, left + Int(min(max(0, view.now.microseconds - at.microseconds), 1_000_000) * Int64(rate) / 1_000_000))
-        guard left > 0 else {
-            runBudget[peer.uid] = (left, view.now)
+        guard runBudget[peer.uid, default: RateBudget(perSecond: rate, now: view.now)].left(now: view.now) > 0 else {
             return refused("more than \(rate) commands per second for uid \(peer.uid); try again shortly")
         }
         func unknown(_ ids: [String], _ which: String) -> Outcome {
@@ -333,6 +373,7 @@ public final class ControlSession {
         switch table {
         case .system:
             guard let command = view.systemTable.command(id: id) else { return unknown(view.systemTable.commands.map(\.id), "the service's table") }
+            if let refusal = outOfChain(command, scopes: systemScopes) { return refused(refusal) }
             effect = .runCommand(command, owner: nil, uid: peer.uid)
         case .user:
             // The caller's own table if it registered one, else its uid's agent's.
@@ -340,10 +381,19 @@ public final class ControlSession {
             guard let (owner, command) = owners.lazy.compactMap({ o in self.table(of: o)?.command(id: id).map { (o, $0) } }).first else {
                 return unknown(owners.compactMap { self.table(of: $0) }.flatMap { $0.commands.map(\.id) }, "the table uid \(peer.uid) registered")
             }
+            if let refusal = outOfChain(command, scopes: ownScopes(owner) ?? systemScopes) { return refused(refusal) }
             effect = .runCommand(command, owner: owner, uid: peer.uid)
         }
-        runBudget[peer.uid] = (left - 1, view.now)
+        _ = runBudget[peer.uid, default: RateBudget(perSecond: rate, now: view.now)].take(1, now: view.now)
         return Outcome(reply: .runCommand, effects: [effect])
+    }
+
+    /// Why `command` could not be typed now (its scope is not in the active chain: `scopes`,
+    /// then global), nil when it could. A bar or a script runs only what the keys would.
+    private func outOfChain(_ command: Command, scopes: [String]) -> String? {
+        guard command.scope != CommandTable.globalScope, !scopes.contains(command.scope) else { return nil }
+        let chain = (scopes + [CommandTable.globalScope]).joined(separator: ", ")
+        return "\(JSONValue.quoted(command.id)) belongs to scope \(JSONValue.quoted(command.scope)), which is not active now (active: \(chain)); it runs only while its chord would"
     }
 
     /// Why a user's client may not make this request, nil when it may.
@@ -405,11 +455,22 @@ public final class ControlSession {
             return Outcome(reply: .refused(name: "register", message: problems.prefix(20).joined(separator: "; ")), effects: [])
         }
         userTables.removeAll { $0.owner == peer.id }
+        // One table per user: a second agent of the same uid (one started from `su -` without
+        // the session's runtime directory, say) replaces the first, else every chord would run
+        // the user's command twice. Operators' tools may register several.
+        var replaced: [Effect] = []
+        if !peer.trusted {
+            for other in userTables where other.uid == peer.uid {
+                replaced.append(.userTable(owner: other.owner, nil, uid: nil))
+                replaced.append(.log(.warning, "control: uid \(peer.uid) registered a table from client \(peer.id); it replaces the one of client \(other.owner) (one table per user: is a second agent running?)"))
+            }
+            userTables.removeAll { $0.uid == peer.uid }
+        }
         userTables.append((peer.id, peer.uid, peer.trusted, table))
         // Chords the system table binds in the same scope never reach the user's table.
         let shadowed = table.commands.filter { c in systemTable.commands.contains { $0.scope == c.scope && $0.keys == c.keys } }
         return Outcome(reply: .register(commands: table.commands.count, shadowed: shadowed.map(\.id)),
-                       effects: [.userTable(owner: peer.id, table, uid: peer.trusted ? nil : peer.uid),
+                       effects: replaced + [.userTable(owner: peer.id, table, uid: peer.trusted ? nil : peer.uid),
                                  .log(.info, "control: uid \(peer.uid) registered \(table.commands.count) commands\(peer.trusted ? "" : sessions.isActive(peer.uid) ? " (active on \(sessions.seats(of: peer.uid).joined(separator: ", ")))" : " (no active session on any seat: fires when it has one)")")])
     }
 
@@ -422,31 +483,22 @@ public final class ControlSession {
     /// Takes `cost` from the uid's budget of registration work; why not, when it is spent.
     private func chargeWork(_ cost: Int, uid: UInt32, now: EventTime) -> String? {
         let rate = Self.userWorkPerSecond
-        var (left, at) = workBudget[uid] ?? (rate, now)
-        let elapsed = max(0, now.microseconds - at.microseconds)
-        left = min(rate, left + Int(min(elapsed, 1_000_000) * Int64(rate) / 1_000_000))
-        at = now
-        guard cost <= left else {
-            workBudget[uid] = (left, at)
-            let wait = (cost - left) * 1000 / rate + 1
-            return "uid \(uid) registers more than \(rate / 1024) KiB of commands per second; try again in \(wait) ms"
+        var budget = workBudget[uid] ?? RateBudget(perSecond: rate, now: now)
+        defer { workBudget[uid] = budget }
+        guard budget.take(cost, now: now) else {
+            let what = cost == Self.keymapCompileCost ? "asks for new keymaps faster than \(rate / Self.keymapCompileCost) compiles per second (each counts \(cost / 1024) KiB of its \(rate / 1024) KiB per second of work)"
+                : "registers more than \(rate / 1024) KiB of commands per second"
+            return "uid \(uid) \(what); try again in \(max(1, budget.wait(for: cost, now: now))) ms"
         }
-        workBudget[uid] = (left - cost, at)
         return nil
     }
 
-    /// Why the uid's tables would outgrow their bound with this one, nil when they fit.
+    /// Why the uid's table would outgrow its bound, nil when it fits.
     private func userBound(_ specs: [ControlRequest.CommandSpec], cost: Int, for peer: Peer) -> String? {
-        var commands = specs.count, chords = 0, bytes = cost
+        let commands = specs.count, bytes = cost
+        var chords = 0
         for spec in specs { chords += spec.keys.split(separator: " ").count }
-        for other in userTables where other.uid == peer.uid && other.owner != peer.id {
-            commands += other.table.commands.count
-            for c in other.table.commands {
-                chords += c.keys.count
-                bytes += 64 + c.id.utf8.count + c.title.utf8.count + c.keysText.utf8.count + c.scope.utf8.count
-                    + (c.group?.utf8.count ?? 0) + (c.discoverabilityTitle?.utf8.count ?? 0)
-            }
-        }
+        // The uid's other tables are replaced by this one (one table per user): only it counts.
         if commands > Self.maxUserCommands { return "uid \(peer.uid) would have \(commands) registered commands; at most \(Self.maxUserCommands) over all its connections" }
         if chords > Self.maxUserChords { return "uid \(peer.uid) would have \(chords) registered chords; at most \(Self.maxUserChords) over all its connections" }
         if bytes > Self.maxUserBytes { return "uid \(peer.uid) would have \(bytes / 1024) KiB of registered commands; at most \(Self.maxUserBytes / 1024) KiB over all its connections" }

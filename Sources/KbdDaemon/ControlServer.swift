@@ -130,6 +130,14 @@ final class ControlServer {
     }
     /// Set while accepting is paused (out of descriptors): when to try again.
     private(set) var acceptRetryAt: EventTime?
+    /// Request bytes per second of each uid outside the service's group, charged as a line is
+    /// taken from the buffer, before it is parsed (a line costs at least `minimumLineCost`);
+    /// a spent budget's lines are dropped unparsed, each answered with one fixed refusal.
+    static let userRequestBytesPerSecond = 256 * 1024
+    static let minimumLineCost = 256
+    private var userRequestBudget: [UInt32: RateBudget] = [:]
+    /// Lines dropped unparsed because their uid's budget was spent.
+    private(set) var droppedUnparsed = 0
     /// Clients with complete request lines still buffered (over their per-wakeup share).
     private(set) var backlog: Set<Int32> = []
     private(set) var largestReadPerWakeup = 0
@@ -332,7 +340,7 @@ final class ControlServer {
 
     /// Reads at most `readBudget` bytes and hands at most `linesPerWakeup` non-blank
     /// request lines to `handle`, which returns false when it dropped the client.
-    func read(_ client: Client, handle: (String) -> Bool) -> ReadOutcome {
+    func read(_ client: Client, now: EventTime, handle: (String) -> Bool) -> ReadOutcome {
         // Nothing more is read while a whole line's worth is still waiting: at most
         // maxLineBytes + readBudget are held per client.
         if !client.readingPaused, client.input.pendingBytes <= maxLineBytes {
@@ -343,7 +351,7 @@ final class ControlServer {
                 if client.input.pendingBytes == 0 { return .closed(reason: nil) }
             }
         }
-        return handleBuffered(client, handle: handle)
+        return handleBuffered(client, now: now, handle: handle)
     }
 
     /// A new turn of the loop: the request bytes budget starts over.
@@ -351,7 +359,7 @@ final class ControlServer {
 
     /// Handles up to `linesPerWakeup` lines already received (fewer when this turn's request
     /// bytes are spent: the rest waits for the next turn, after the keys).
-    func handleBuffered(_ client: Client, handle: (String) -> Bool) -> ReadOutcome {
+    func handleBuffered(_ client: Client, now: EventTime, handle: (String) -> Bool) -> ReadOutcome {
         backlog.remove(client.fd)
         var handled = 0
         while handled < linesPerWakeup {
@@ -366,6 +374,15 @@ final class ControlServer {
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
                 handled += 1
                 turnBytes += bytes.count
+                if !client.trusted, !chargeRequest(bytes.count, uid: client.uid, now: now) {
+                    droppedUnparsed += 1
+                    let refusal = ControlReply.refused(name: "error", message: "uid \(client.uid) sent more than \(Self.userRequestBytesPerSecond / 1024) KiB of requests in a second; this request was dropped unread").line
+                    switch send(refusal, to: client) {
+                    case .sent: continue
+                    case .overflow: return .closed(reason: "not reading its replies")
+                    case .broken: return .closed(reason: nil)
+                    }
+                }
                 if !handle(String(decoding: bytes, as: UTF8.self)) { return .open }
             case .tooLong:
                 return .closed(reason: "request line longer than \(maxLineBytes) bytes")
@@ -376,6 +393,12 @@ final class ControlServer {
         }
         backlog.insert(client.fd)
         return .open
+    }
+
+    /// Takes a request line's bytes from its uid's budget; false when it is spent.
+    private func chargeRequest(_ bytes: Int, uid: UInt32, now: EventTime) -> Bool {
+        let cost = max(bytes, Self.minimumLineCost)
+        return userRequestBudget[uid, default: RateBudget(perSecond: Self.userRequestBytesPerSecond, now: now)].take(cost, now: now)
     }
 
     // MARK: - Writing

@@ -106,9 +106,12 @@ public final class KeyboardDaemon {
     /// The control socket's rules and the claims clients hold (scopes, text input, users'
     /// tables): the daemon applies what it decides to the pipeline.
     private let session = ControlSession()
-    /// Desktop keymaps compiled for `set_keymap` (the newest last, at most four): a layout
-    /// switch on the desktop sends the same names with another group, which only locks it.
-    private var desktopKeymaps: [(names: KeymapNames, keymap: XkbKeymap)] = []
+    /// Desktop keymaps compiled (or refused) for `set_keymap`.
+    private var desktopKeymaps = DesktopKeymapCache()
+    /// When a change of the keymap or of sticky keys was last logged at info: more within a
+    /// minute go to debug (a desktop cycling layouts must not fill the journal).
+    private var keymapLoggedAt: EventTime?
+    private var stickyLoggedAt: EventTime?
     /// Who is at each seat (logind), followed from the first client that is not an operator
     /// on (an idle service, or one serving operators only, never loads libsystemd).
     private var seats: SeatTracker?
@@ -521,6 +524,8 @@ public final class KeyboardDaemon {
             sendHud(time: clock(), trigger: shown.trigger, view: pipeline.hudView(pending: shown.pending), onlyChanged: true)
         }
         guard let control else { return }
+        // A sequence waits longer for its shown continuations only while someone draws them.
+        pipeline.hudDrawn = control.clients.values.contains { $0.subscriptions.contains(.hud) && session.seesCommands(peer($0)) }
         let seconds = Double(clock().microseconds) / 1_000_000
         for client in control.clients.values where client.subscriptions.contains(.toolbar) {
             guard session.seesCommands(peer(client)) else {
@@ -627,7 +632,7 @@ public final class KeyboardDaemon {
             case .broken: self.drop(client, reason: nil); return false
             }
         }
-        let outcome = readFirst ? control.read(client, handle: handle) : control.handleBuffered(client, handle: handle)
+        let outcome = readFirst ? control.read(client, now: clock(), handle: handle) : control.handleBuffered(client, now: clock(), handle: handle)
         if case .closed(let reason) = outcome { drop(client, reason: reason) }
     }
 
@@ -641,7 +646,7 @@ public final class KeyboardDaemon {
             keymapProblem: { [unowned self] keymap in
                 do throws(KeymapError) { _ = try self.desktopKeymap(keymap) } catch { return error.message }
                 return nil
-            }, now: clock())
+            }, keymapKnown: { [unowned self] keymap in self.desktopKeymaps.knows(self.desktopNames(keymap)) }, now: clock())
         let outcome = session.handle(line, from: peer, view: view)
         var reply = outcome.reply
         if apply(outcome.effects, for: client) {
@@ -672,7 +677,8 @@ public final class KeyboardDaemon {
             case .keymap(let keymap): applyDesktopKeymap(keymap)
             case .stickyKeys(let on):
                 pipeline.setStickyKeys(on)
-                logger.info("sticky keys \(pipeline.mapper.stickyKeysOn ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))")
+                logReading("sticky keys \(pipeline.mapper.stickyKeysOn ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))",
+                           last: &stickyLoggedAt)
             case .subscribe(_, let kinds):
                 client?.subscriptions = kinds
                 client?.lastToolbar = nil
@@ -705,30 +711,32 @@ public final class KeyboardDaemon {
                            options: keymap.options ?? own.options)
     }
 
-    /// The compiled keymap of a desktop's keymap (from the cache when it was compiled before).
+    /// The compiled keymap of a desktop's keymap (from the cache when it was compiled or refused before).
     private func desktopKeymap(_ keymap: ControlRequest.Keymap) throws(KeymapError) -> XkbKeymap {
-        let names = desktopNames(keymap)
-        if let i = desktopKeymaps.firstIndex(where: { $0.names == names }) {
-            let hit = desktopKeymaps.remove(at: i)
-            desktopKeymaps.append(hit)
-            return hit.keymap
+        try desktopKeymaps.keymap(desktopNames(keymap), context: loaded.keymap.context)
+    }
+
+    /// Logs a change of how keys are read: at info at most once a minute per kind, else at debug.
+    private func logReading(_ message: String, last: inout EventTime?) {
+        let now = clock()
+        if let l = last, now < l.adding(milliseconds: 60_000) {
+            logger.debug("\(message)")
+        } else {
+            logger.info("\(message)\(last == nil ? "" : " (changes within the next minute are logged at debug)")")
+            last = now
         }
-        let compiled = try XkbKeymap(context: loaded.keymap.context, names: names)
-        desktopKeymaps.append((names, compiled))
-        if desktopKeymaps.count > 4 { desktopKeymaps.removeFirst() }
-        return compiled
     }
 
     /// Maps keys with the desktop's keymap and active layout (nil: the service's own again).
     private func applyDesktopKeymap(_ keymap: ControlRequest.Keymap?) {
         guard let keymap else {
             try? pipeline.setKeymap(nil, layout: nil)
-            logger.info("keymap: the service's own again (\(loaded.keymap.names))")
+            logReading("keymap: the service's own again (\(loaded.keymap.names))", last: &keymapLoggedAt)
             return
         }
         do {
             try pipeline.setKeymap(try desktopKeymap(keymap), layout: keymap.group)
-            logger.info("keymap: the desktop's, layout \(keymap.layout) variant \(keymap.variant ?? "") group \(keymap.group)")
+            logReading("keymap: the desktop's, layout \(keymap.layout) variant \(keymap.variant ?? "") group \(keymap.group)", last: &keymapLoggedAt)
         } catch {
             logger.warning("keymap: cannot use the desktop's (\(error)); keeping \(pipeline.mapper.keymap.names)")
         }

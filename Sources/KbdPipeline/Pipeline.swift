@@ -187,6 +187,7 @@ public final class Pipeline {
         ownScopes = other.ownScopes
         ownTextInput = other.ownTextInput
         activeSessions = other.activeSessions
+        hudDrawn = other.hudDrawn
         userRouters = other.userRouters.map {
             ($0.owner, $0.uid, ChordRouter(table: $0.router.table, scopes: $0.router.activeScopes, textInputActive: $0.router.textInputActive))
         }
@@ -279,13 +280,18 @@ public final class Pipeline {
                                                                                 textInput: router.textInputActive)])
     }
 
-    /// The HUD's outputs as pipeline events. A shown prefix extends its sequence's wait.
+    /// Whether a subscriber draws the HUD (the daemon says; replay has none). Only then, and
+    /// only with `[hud] extend_sequence_timeout`, does a shown prefix wait longer.
+    public var hudDrawn = false
+
+    /// The HUD's outputs as pipeline events. A shown prefix extends its sequence's wait when
+    /// the user asked for it and someone draws the HUD.
     private func emitHud(into out: inout [PipelineEvent]) {
         guard !hudOutputs.isEmpty else { return }
         for output in hudOutputs {
             switch output {
             case .show(let time, let trigger, let pending):
-                if let pending {
+                if let pending, hudDrawn, hud.settings.extendSequenceTimeout {
                     let wait = time.adding(milliseconds: (pending.owner == nil ? router.table : userRouters.first { $0.owner == pending.owner }?.router.table)?.sequenceTimeoutMilliseconds ?? 0)
                     if let owner = pending.owner {
                         for i in userRouters.indices where userRouters[i].owner == owner { userRouters[i].router.extendPending(until: wait) }

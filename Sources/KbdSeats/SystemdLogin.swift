@@ -5,17 +5,20 @@ import Glibc
 #endif
 
 /// logind through sd-login (libsystemd, loaded with dlopen when first needed: the idle
-/// service never maps it): `sd_get_seats`, `sd_seat_get_active`, `sd_session_get_uid`,
-/// and an `sd_login_monitor` on the seats whose descriptor goes into the daemon's epoll.
+/// service never maps it): `sd_get_seats`, `sd_seat_get_active`, `sd_session_get_state`,
+/// `sd_session_get_class`, `sd_session_get_uid`, and two `sd_login_monitor`s, on the seats
+/// and on the sessions (a logout changes only the session's file: logind keeps the
+/// session as the seat's active one, in state `closing`, while any of its processes lives).
+/// Both monitors' descriptors sit in one epoll descriptor, the one the daemon's loop watches.
 /// sd-login reads logind's files under /run/systemd (seats, sessions, users), which logind
 /// replaces by rename; elogind's libelogind reads its own, the same way.
 public final class SystemdLogin: LoginSource {
     private var functions: kbd_sd_login
-    private var monitor: OpaquePointer?
+    private var monitors: [OpaquePointer] = []
     public let changeDescriptor: Int32?
 
-    /// Loads sd-login and starts watching the seats; throws why logind cannot be followed
-    /// (libsystemd missing, the system not booted with systemd, no logind).
+    /// Loads sd-login and starts watching the seats and sessions; throws why logind cannot
+    /// be followed (libsystemd missing, the system not booted with systemd, no logind).
     public init() throws(SeatsUnavailable) {
         var f = kbd_sd_login()
         let loaded = kbd_sd_login_load(&f)
@@ -23,23 +26,32 @@ public final class SystemdLogin: LoginSource {
             throw SeatsUnavailable(loaded == -ENOENT ? "libsystemd.so.0 is not installed" : "libsystemd.so.0 lacks sd-login")
         }
         guard f.booted() > 0 else { throw SeatsUnavailable("the system was not booted with systemd (no /run/systemd/system)") }
-        var m: OpaquePointer?
-        let r = f.monitor_new("seat", &m)
-        guard r >= 0, let m else {
-            throw SeatsUnavailable("logind is not running (sd_login_monitor_new: \(String(cString: strerror(-r))))")
-        }
         functions = f
-        monitor = m
-        let fd = f.monitor_get_fd(m)
-        changeDescriptor = fd >= 0 ? fd : nil
+        let poll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard poll >= 0 else { throw SeatsUnavailable("epoll_create1: \(String(cString: strerror(errno)))") }
+        changeDescriptor = poll
+        for category in ["seat", "session"] {
+            var m: OpaquePointer?
+            let r = f.monitor_new(category, &m)
+            guard r >= 0, let m else {
+                throw SeatsUnavailable("logind is not running (sd_login_monitor_new(\(category)): \(String(cString: strerror(-r))))")
+            }
+            monitors.append(m)
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            guard f.monitor_get_fd(m) >= 0, epoll_ctl(poll, EPOLL_CTL_ADD, f.monitor_get_fd(m), &event) == 0 else {
+                throw SeatsUnavailable("sd_login_monitor(\(category)): no descriptor to watch")
+            }
+        }
     }
 
     deinit {
-        if let monitor { _ = functions.monitor_unref(monitor) }
+        for monitor in monitors { _ = functions.monitor_unref(monitor) }
+        if let changeDescriptor { close(changeDescriptor) }
     }
 
     public func acknowledgeChange() {
-        if let monitor { _ = functions.monitor_flush(monitor) }
+        for monitor in monitors { _ = functions.monitor_flush(monitor) }
     }
 
     public func read() -> ActiveSessions {

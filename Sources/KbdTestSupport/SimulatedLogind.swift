@@ -54,11 +54,19 @@ public struct LogindFiles: Sendable {
         public var uid: UInt32
         public var user: String
         public var seat: String?
-        public init(id: String, uid: UInt32, user: String, seat: String? = ActiveSessions.defaultSeat) {
+        /// logind's STATE (nil: "active" for the seat's active session, else "online");
+        /// "closing" is a logged-out session some process of the user keeps alive.
+        public var state: String?
+        /// logind's CLASS: "user", "greeter", "lock-screen".
+        public var sessionClass: String
+        public init(id: String, uid: UInt32, user: String, seat: String? = ActiveSessions.defaultSeat, state: String? = nil,
+                    sessionClass: String = "user") {
             self.id = id
             self.uid = uid
             self.user = user
             self.seat = seat
+            self.state = state
+            self.sessionClass = sessionClass
         }
     }
 
@@ -72,21 +80,10 @@ public struct LogindFiles: Sendable {
     /// Writes the sessions and a seat whose active session is `active` (nil: none), as a
     /// switch of virtual terminals leaves them.
     public func seat(_ seat: String = ActiveSessions.defaultSeat, sessions: [Session], active: String?) throws(FilesError) {
-        for s in sessions {
-            let isActive = s.id == active
-            try replace("sessions/\(s.id)", """
-                # This is private data. Do not parse.
-                UID=\(s.uid)
-                USER=\(s.user)
-                ACTIVE=\(isActive ? 1 : 0)
-                IS_DISPLAY=1
-                STATE=\(isActive ? "active" : "online")
-                REMOTE=0
-                TYPE=tty
-                CLASS=user
-                \(s.seat.map { "SEAT=\($0)\nVTNR=\(s.id.utf8.count)\n" } ?? "")
-                """)
-        }
+        // The new active session first and the others after the seat's file, so a reader never
+        // sees the seat pointing at a session whose file does not say it is active yet (logind
+        // itself may show that for an instant; a test counting changes must not).
+        for s in sessions where s.id == active { try session(s, active: true) }
         for uid in Set(sessions.map(\.uid)).sorted() {
             let mine = sessions.filter { $0.uid == uid }
             try replace("users/\(uid)", """
@@ -110,6 +107,24 @@ public struct LogindFiles: Sendable {
             UIDS=\(onSeat.map { String($0.uid) }.joined(separator: " "))
 
             """)
+        for s in sessions where s.id != active { try session(s, active: false) }
+    }
+
+    /// Writes one session's file alone, as logind does when only its state changes (a
+    /// logout leaves the seat's file as it was: the session stays its active one, `closing`).
+    public func session(_ s: Session, active isActive: Bool) throws(FilesError) {
+        try replace("sessions/\(s.id)", """
+            # This is private data. Do not parse.
+            UID=\(s.uid)
+            USER=\(s.user)
+            ACTIVE=\(isActive ? 1 : 0)
+            IS_DISPLAY=1
+            STATE=\(s.state ?? (isActive ? "active" : "online"))
+            REMOTE=0
+            TYPE=tty
+            CLASS=\(s.sessionClass)
+            \(s.seat.map { "SEAT=\($0)\nVTNR=\(s.id.utf8.count)\n" } ?? "")
+            """)
     }
 
     public struct FilesError: Error, Sendable, CustomStringConvertible {
@@ -121,7 +136,9 @@ public struct LogindFiles: Sendable {
     /// Writes `name` to a temporary file and renames it over the old one.
     func replace(_ name: String, _ text: String) throws(FilesError) {
         let path = root + "/" + name
-        let temporary = path + ".tmp"
+        // logind's temporary files are hidden (".#NAME…"), so sd_get_seats never lists one.
+        let slash = name.lastIndex(of: "/").map { name.index(after: $0) } ?? name.startIndex
+        let temporary = root + "/" + name[..<slash] + ".#" + name[slash...] + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FilesError(path: temporary, errno: errno) }
         let bytes = Array(text.utf8)

@@ -63,11 +63,58 @@ struct SeatsEndToEndTests {
         try files.seat(sessions: [alice, bob, mallory], active: nil)  // the greeter
         #expect(readLines(tool, count: 3).last == "active none", "\(tool.stdout) \(tool.stderr)")
         try files.seat("seat1", sessions: [LogindFiles.Session(id: "4", uid: 1002, user: "carol", seat: "seat1")], active: "4")
-        #expect(readLines(tool, count: 4).last == "active seat1=1002", "\(tool.stdout) \(tool.stderr)")
+        #expect(readLines(tool, count: 4).last == "active seat1=1002", "lines: \(tool.stdout) \(tool.stderr)")
         #expect(tool.wait(seconds: 10) == 0)
         // The host's /run/systemd is as it was: no go-ahead file, no simulated seat.
         #expect(access("/run/systemd/go", F_OK) != 0)
         #expect(access("/run/systemd/seats/seat1", F_OK) != 0)
+    }
+
+    /// Issue 33 item 1: logind keeps a logged-out session as the seat's active one, in state
+    /// `closing`, while any of its processes lives (Debian's default KillUserProcesses=no), and
+    /// rewrites only that session's file. Nobody is at the keyboard then: the next person's
+    /// login typed at the prompt must reach no one. A greeter's session (class `greeter`)
+    /// does not count either; the user who logs in again does.
+    @Test(.enabled(if: canIsolate, "needs root, unshare and kbd-bench"))
+    func aClosingSessionLeftActiveOnTheSeatIsNobody() throws {
+        let script = """
+            mount -t tmpfs -o mode=0755,size=1m kbd-test-logind /run/systemd || exit 90
+            while [ ! -e /run/systemd/go ]; do sleep 0.02; done
+            exec "$0" seats --changes 2
+            """
+        let tool = RunningTool(["-m", "--propagation", "private", "sh", "-c", script, Self.bench], executable: "/usr/bin/unshare")
+        defer {
+            if tool.wait(seconds: 0.1) == -1 { _ = tool.wait(seconds: 0) }
+        }
+        let root = "/proc/\(tool.pid)/root/run/systemd"
+        var host = stat()
+        try #require(stat("/run/systemd", &host) == 0)
+        var mounted = false
+        for _ in 0..<250 {
+            var st = stat()
+            if stat(root, &st) == 0, st.st_dev != host.st_dev { mounted = true; break }
+            usleep(20_000)
+        }
+        try #require(mounted, "the child's /run/systemd never became a tmpfs: \(tool.stderr)")
+        let files = LogindFiles(root: root)
+        try files.boot()
+        var alice = LogindFiles.Session(id: "1", uid: 1000, user: "alice")
+        try files.seat(sessions: [alice], active: "1")
+        _ = creat(root + "/go", 0o644)
+        #expect(readLines(tool, count: 1).first == "active seat0=1000", "\(tool.stdout) \(tool.stderr)")
+        // Alice logs out and leaves a process running: only her session's file changes.
+        alice.state = "closing"
+        try files.session(alice, active: true)
+        #expect(readLines(tool, count: 2).last == "active none", "\(tool.stdout) \(tool.stderr)")
+        // The login prompt's greeter-class session on the seat is nobody either; Bob's login is.
+        let greeter = LogindFiles.Session(id: "2", uid: 110, user: "lightdm", sessionClass: "greeter")
+        try files.seat(sessions: [alice, greeter], active: "2")
+        usleep(200_000)
+        #expect(readLines(tool, count: 2, seconds: 0.2).count == 2, "a greeter counted: \(tool.stdout)")
+        let bob = LogindFiles.Session(id: "3", uid: 1001, user: "bob")
+        try files.seat(sessions: [alice, greeter, bob], active: "3")
+        #expect(readLines(tool, count: 3).last == "active seat0=1001", "\(tool.stdout) \(tool.stderr)")
+        #expect(tool.wait(seconds: 10) == 0)
     }
 
     /// Outside logind (this host has no /run/systemd/system) the real source says why.

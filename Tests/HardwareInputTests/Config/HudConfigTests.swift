@@ -38,7 +38,7 @@ import Testing
         #expect(config.table.command(id: "help")?.action == .hud)
         // Without [hud]: the defaults (Super, 700 ms, 1000 ms), on.
         let plain = try ConfigLoader.parse("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\n", path: "c.toml")
-        #expect(plain.hud == HudSettings() && plain.hud.hold == .super && plain.hud.delayMilliseconds == 700 && plain.hud.sequenceDelayMilliseconds == 1000)
+        #expect(plain.hud == HudSettings() && plain.hud.hold == .super && plain.hud.delayMilliseconds == 700 && plain.hud.sequenceDelayMilliseconds == 500 && !plain.hud.extendSequenceTimeout)
         #expect(!plain.hudConfigured && ConfigLoader.hudSummary(plain) == nil)
         #expect(ConfigLoader.hudSummary(config) == "HUD: shows after Ctrl is held alone for 400 ms, and a sequence's continuations after 0 ms; 1 command toggles it; groups: File (1 command under \"Other\")")
     }
@@ -48,9 +48,9 @@ import Testing
         ("[hud]\nhold = 1\n", "c.toml:2: hud.hold: expected one of \"Ctrl\", \"Alt\", \"Shift\", \"Super\", \"AltGr\", found an integer"),
         ("[hud]\nhold = \"CapsLock\"\n", "c.toml:2: hud.hold: expected one of \"Ctrl\", \"Alt\", \"Shift\", \"Super\", \"AltGr\", found 'CapsLock'"),
         ("[hud]\ndelay_ms = 5\n", "c.toml:2: hud.delay_ms: expected an integer from 100 to 10000 (default 700), found 5"),
-        ("[hud]\nsequence_delay_ms = -1\n", "c.toml:2: hud.sequence_delay_ms: expected an integer from 0 to 60000 (default 1000), found -1"),
+        ("[hud]\nsequence_delay_ms = -1\n", "c.toml:2: hud.sequence_delay_ms: expected an integer from 0 to 60000 (default 500), found -1"),
         ("[hud]\nenabled = \"yes\"\n", "c.toml:2: hud.enabled: expected true or false, found a string"),
-        ("[hud]\ndealy_ms = 500\n", "c.toml:2: unknown key 'hud.dealy_ms' (did you mean 'delay_ms'?); expected enabled, hold, delay_ms or sequence_delay_ms"),
+        ("[hud]\ndealy_ms = 500\n", "c.toml:2: unknown key 'hud.dealy_ms' (did you mean 'delay_ms'?); expected enabled, hold, delay_ms, sequence_delay_ms or extend_sequence_timeout"),
         ("[hdu]\n", "c.toml:1: unknown section 'hdu' (did you mean 'hud'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar]"),
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\naction = \"hdu\"\n", "c.toml:4: action: expected \"run\" or \"hud\" (\"hud\": the chord toggles the discoverability HUD), found 'hdu' (did you mean 'hud'?)"),
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\ngroup = \"\"\n", "c.toml:4: group: expected a non-empty string, found an empty string"),
@@ -82,7 +82,7 @@ import Testing
     @Test func warningsSteer() throws {
         let config = try ConfigLoader.parse("""
             [settings]
-            sequence_timeout_ms = 800
+            sequence_timeout_ms = 400
 
             [[command]]
             id = "write"
@@ -95,7 +95,7 @@ import Testing
             group = "file"
             """, path: "c.toml")
         #expect(ConfigLoader.hudWarnings(config).map(\.description) == [
-            "c.toml:4: hud.sequence_delay_ms = 1000: longer than a sequence waits for its next chord ([settings] sequence_timeout_ms = 800), so the HUD never shows what can follow a prefix; set it to 800 or less (0 shows at once)",
+            "c.toml:4: hud.sequence_delay_ms = 500: longer than a sequence waits for its next chord ([settings] sequence_timeout_ms = 400), so the HUD never shows what can follow a prefix; set it to 400 or less (0 shows at once)",
             "c.toml:9: group = \"file\" (command 'open') differs from group = \"File\" (command 'write' at c.toml:4) only in case or spaces: the HUD and the bar show them as two groups; write them the same",
         ])
         let fixed = try ConfigLoader.parse("[settings]\nsequence_timeout_ms = 800\n[hud]\nsequence_delay_ms = 800\n[[command]]\nid = \"write\"\nkeys = \"Ctrl+X Ctrl+W\"\n", path: "c.toml")

@@ -150,4 +150,43 @@ import Testing
         view.now = EventTime(seconds: 51, microseconds: 0)
         #expect(s.handle(.runCommand(id: "save", table: .system), from: Self.alice, view: view).reply == .runCommand)
     }
+
+    /// Issue 33 item 4: the red team sent 148 requests at 50 a second and none ran: each
+    /// refusal restarted the refill, which rounded to nothing. The bucket refills while
+    /// requests keep coming: about 20 a second get through.
+    @Test func theRunLimitRefillsWhileRequestsKeepComing() {
+        let s = session()
+        var view = Self.view
+        var ran = 0
+        for i in 0..<150 {
+            view.now = EventTime(microseconds: 100_000_000 + Int64(i) * 20_000)  // 50 a second for 3 s
+            if s.handle(.runCommand(id: "save", table: .system), from: Self.alice, view: view).reply == .runCommand { ran += 1 }
+        }
+        // 20 at once, then 20 a second for the 2.98 s that follow.
+        #expect(ran >= 75 && ran <= 80, "\(ran) of 150 ran")
+    }
+
+    /// Issue 33 item 4: `run_command` runs only what the caller could type now. A system
+    /// command of a scope that is not in the active chain is refused with the reason; once the
+    /// focus sets the scope, it runs. A user's command follows its own table's scopes.
+    @Test func runCommandRunsOnlyWhatTheActiveChainHas() throws {
+        let table = try CommandTable(commands: [
+            Command(id: "save", title: "Save", keys: [try ChordKey(parsing: "Ctrl+S")]),
+            Command(id: "reload-page", title: "Reload", keys: [try ChordKey(parsing: "Ctrl+R")], scope: "browser"),
+        ])
+        var view = Self.view
+        view.systemTable = table
+        let s = session()
+        let refused = s.handle(.runCommand(id: "reload-page", table: .system), from: Self.alice, view: view)
+        #expect(refused.reply == .refused(name: "run_command", message: "run_command: \"reload-page\" belongs to scope \"browser\", which is not active now (active: global); it runs only while its chord would"))
+        #expect(effects(refused).isEmpty)
+        #expect(effects(s.handle(.runCommand(id: "save", table: .system), from: Self.alice, view: view)).map(\.0) == ["save"])
+        _ = s.handle(.setScopes(["browser"]), from: Self.alice, view: view)
+        #expect(effects(s.handle(.runCommand(id: "reload-page", table: .system), from: Self.alice, view: view)).map(\.0) == ["reload-page"])
+        // Her own table's scoped command follows her own claims.
+        _ = s.handle(#"{"request":"register","commands":[{"id":"term","keys":"Ctrl+Alt+T","scope":"editor"}]}"#, from: Self.alice, view: view)
+        #expect(s.handle(.runCommand(id: "term", table: .user), from: Self.alice, view: view).reply?.error?.contains("belongs to scope \"editor\", which is not active now (active: browser, global)") == true)
+        _ = s.handle(.setScopes(["editor"]), from: Self.alice, view: view)
+        #expect(effects(s.handle(.runCommand(id: "term", table: .user), from: Self.alice, view: view)).map(\.0) == ["term"])
+    }
 }

@@ -253,8 +253,15 @@ import Glibc
 
 /// Issue 26: the desktop's keymap and sticky keys are claims like scopes: the newest wins,
 /// a withdrawal or a client leaving brings back the one before, and a keymap that does not
-/// compile is refused without becoming a claim.
+/// compile is refused without becoming a claim. Issue 33: they are claims of the person at
+/// the keyboard (alice on seat0, bob on seat1 here), held to a rate and a work budget.
 @Suite struct DesktopKeymapClaimTests {
+    /// Alice and Bob each own the active session of a seat.
+    static func session() -> ControlSession {
+        let session = ControlSession()
+        _ = session.sessionsChanged(ActiveSessions(available: true, activeUID: ["seat0": 1000, "seat1": 1001]), problem: nil)
+        return session
+    }
     static var view: ControlSession.View { ControlSession.View(hardwareKeyboard: true, presenceReason: "external keyboard", geometry: nil,
                                           systemTable: try! CommandTable(commands: []), allowKeyEvents: false, devices: { [] },
                                           keymapProblem: { $0.layout == "nope" ? "cannot compile a keymap for layout=nope" : nil }) }
@@ -269,7 +276,7 @@ import Glibc
     }
 
     @Test func theNewestClaimWinsAndLeavesWithItsClient() {
-        let session = ControlSession()
+        let session = Self.session()
         let de = ControlRequest.Keymap(layout: "us,de", group: 1)
         let ru = ControlRequest.Keymap(layout: "us,ru", group: 0)
         let a = session.handle(.setKeymap(de), from: Self.alice, view: Self.view)
@@ -285,7 +292,7 @@ import Glibc
     }
 
     @Test func aKeymapThatDoesNotCompileIsRefusedAndClaimsNothing() {
-        let session = ControlSession()
+        let session = Self.session()
         let outcome = session.handle(#"{"request":"set_keymap","layout":"nope"}"#, from: Self.alice, view: Self.view)
         #expect(outcome.reply == .refused(name: "set_keymap", message: "cannot compile a keymap for layout=nope"))
         #expect(outcome.effects.isEmpty)
@@ -293,10 +300,83 @@ import Glibc
     }
 
     @Test func stickyKeysClaimsFallBackToTheConfig() {
-        let session = ControlSession()
+        let session = Self.session()
         #expect(Self.sticky(session.handle(.setStickyKeys(true), from: Self.alice, view: Self.view).effects) == [true])
         #expect(Self.sticky(session.handle(.setStickyKeys(false), from: Self.bob, view: Self.view).effects) == [false])
         #expect(Self.sticky(session.disconnected(Self.bob.id)) == [true])
         #expect(Self.sticky(session.disconnected(Self.alice.id)) == [nil])
+    }
+
+    /// The red team: a uid with no session at any seat set `fr` and forced sticky keys on,
+    /// and the console user's Ctrl+W ran the system's Ctrl+Z command. Refused, with the reason.
+    @Test func aUserWithoutTheActiveSessionCannotChangeHowKeysAreRead() {
+        let session = ControlSession()
+        _ = session.sessionsChanged(ActiveSessions(available: true, activeUID: ["seat0": 1000]), problem: nil)
+        let mallory = ControlSession.Peer(id: 9, uid: 1006, trusted: false)
+        let fr = session.handle(.setKeymap(.init(layout: "fr")), from: mallory, view: Self.view)
+        #expect(fr.reply == .refused(name: "set_keymap", message: "set_keymap: uid 1006 does not own the active session of a seat; the keymap and sticky keys are set by the person at the keyboard (operators, or the user whose session is active)"))
+        #expect(fr.effects.isEmpty && session.keymap == nil)
+        let sticky = session.handle(.setStickyKeys(true), from: mallory, view: Self.view)
+        #expect(sticky.reply?.error?.contains("does not own the active session of a seat") == true)
+        #expect(sticky.effects.isEmpty && session.stickyKeys == nil)
+        // Withdrawing what one never claimed is harmless and allowed.
+        #expect(session.handle(.setKeymap(nil), from: mallory, view: Self.view).reply == .setKeymap(nil))
+        // An operator may always.
+        let root = ControlSession.Peer(id: 10, uid: 0, trusted: true)
+        #expect(Self.keymaps(session.handle(.setKeymap(.init(layout: "fr")), from: root, view: Self.view).effects) == [.init(layout: "fr")])
+    }
+
+    /// A user's claim steers only while their session is active: when alice switches to the
+    /// greeter her keymap and sticky keys stop steering (the service's own again), and when
+    /// she comes back they steer again.
+    @Test func aClaimStopsSteeringWhenItsUserLeavesTheSeat() {
+        let session = ControlSession()
+        _ = session.sessionsChanged(ActiveSessions(available: true, activeUID: ["seat0": 1000]), problem: nil)
+        let de = ControlRequest.Keymap(layout: "de")
+        #expect(Self.keymaps(session.handle(.setKeymap(de), from: Self.alice, view: Self.view).effects) == [de])
+        #expect(Self.sticky(session.handle(.setStickyKeys(true), from: Self.alice, view: Self.view).effects) == [true])
+        let left = session.sessionsChanged(ActiveSessions(available: true, activeUID: [:]), problem: nil)
+        #expect(Self.keymaps(left) == [nil] && Self.sticky(left) == [nil])
+        #expect(session.keymap == nil && session.stickyKeys == nil)
+        let back = session.sessionsChanged(ActiveSessions(available: true, activeUID: ["seat0": 1000]), problem: nil)
+        #expect(Self.keymaps(back) == [de] && Self.sticky(back) == [true])
+    }
+
+    /// Budgets: a few changes a second per uid; a keymap never seen costs its compile out of
+    /// the uid's work budget before it is compiled; a known one (compiled or refused) costs none.
+    @Test func keymapRequestsAreHeldToARateAndTheWorkBudget() {
+        let session = Self.session()
+        var compiles = 0
+        func view(at ms: Int64, known: Bool = false) -> ControlSession.View {
+            var v = Self.view
+            v.now = EventTime(microseconds: ms * 1000)
+            v.keymapKnown = { _ in known }
+            v.keymapProblem = { _ in compiles += 1; return nil }
+            return v
+        }
+        let rate = ControlSession.desktopClaimsPerSecond
+        var replies: [ControlReply?] = []
+        for i in 0..<(rate + 2) { replies.append(session.handle(.setKeymap(.init(layout: "l\(i)")), from: Self.alice, view: view(at: 0, known: true)).reply) }
+        #expect(replies.prefix(rate).allSatisfy { $0?.error == nil })
+        #expect(replies.suffix(2).allSatisfy { $0?.error?.contains("more than \(rate) keymap and sticky-keys changes per second for uid 1000") == true })
+        // The bucket refills while requests keep coming: 50 a second for 4 s gets 4 a second through.
+        var accepted = 0
+        for i in 0..<200 where session.handle(.setStickyKeys(i % 2 == 0), from: Self.bob, view: view(at: 1000 + Int64(i) * 20)).reply?.error == nil { accepted += 1 }
+        #expect(accepted >= rate * 4 && accepted <= rate * 5, "\(accepted)")
+        // A keymap never seen costs its compile (64 KiB) out of the work budget that
+        // registrations spend: once alice's registrations spent it, a new keymap is refused
+        // before it compiles, and a known one (compiled or refused before) still passes.
+        let specs = (0..<500).map { ControlRequest.CommandSpec(id: "c\($0)", keys: "Ctrl+Alt+F\($0 % 12 + 1)", scope: "s\($0 / 12)") }
+        var registered = 0
+        while registered < 10, session.handle(.register(commands: specs, sequenceTimeoutMilliseconds: nil), from: Self.alice, view: view(at: 20_000)).reply?.error == nil {
+            registered += 1
+        }
+        #expect(registered < 10)
+        compiles = 0
+        let new = session.handle(.setKeymap(.init(layout: "never-seen")), from: Self.alice, view: view(at: 20_000))
+        #expect(new.reply?.error?.contains("uid 1000 asks for new keymaps faster than 4 compiles per second") == true, "\(String(describing: new.reply))")
+        #expect(compiles == 0)
+        #expect(session.handle(.setKeymap(.init(layout: "cached")), from: Self.alice, view: view(at: 20_000, known: true)).reply?.error == nil)
+        #expect(compiles == 1)
     }
 }

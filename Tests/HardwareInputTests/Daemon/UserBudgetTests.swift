@@ -121,16 +121,23 @@ struct UserBudgetTests {
         #expect(refused?.error?.contains("registers more than 256 KiB of commands per second; try again in") == true, "\(String(describing: refused))")
         view.now = view.now.adding(milliseconds: 1000)
         #expect(session.handle(Self.table(1000), from: Self.mallory, view: view).reply?.ok == true)
-        // A second connection of the same uid: together over 2,000 commands is refused.
+        // Issue 33: one table per user. A second connection of the same uid (a second agent,
+        // started from `su -` say) replaces the first's table instead of adding to it: every
+        // chord ran the user's command twice. The first connection's table is withdrawn.
         view.now = view.now.adding(milliseconds: 1000)
         let second = ControlSession.Peer(id: 4, uid: 1006, trusted: false)
-        #expect(session.handle(Self.table(1000, prefix: "d"), from: second, view: view).reply?.ok == true)
+        let replaced = session.handle(Self.table(1000, prefix: "d"), from: second, view: view)
+        #expect(replaced.reply?.ok == true)
+        #expect(replaced.effects.contains { if case .userTable(owner: Self.mallory.id, nil, _) = $0 { true } else { false } })
+        #expect(replaced.effects.contains { if case .log(.warning, let m) = $0 { m.contains("replaces the one of client \(Self.mallory.id) (one table per user") } else { false } })
+        #expect(session.tableOwners(uid: 1006) == [second.id])
+        // What one table may hold is still bounded: 8,000 chords.
         let third = ControlSession.Peer(id: 6, uid: 1006, trusted: false)
-        let over = session.handle(Self.table(10, prefix: "e"), from: third, view: view).reply
-        #expect(over?.error == "uid 1006 would have 2010 registered commands; at most 2000 over all its connections")
-        // When a connection leaves, its share is free again.
-        _ = session.disconnected(second.id)
-        #expect(session.handle(Self.table(10, prefix: "e"), from: third, view: view).reply?.ok == true)
+        view.now = view.now.adding(milliseconds: 1000)
+        let chords = (0..<600).map { i in ControlRequest.CommandSpec(id: "q\(i)", keys: (0..<14).map { _ in "F\(i % 12 + 1)" }.joined(separator: " ")) }
+        let over = session.handle(.register(commands: chords, sequenceTimeoutMilliseconds: nil), from: third, view: view).reply
+        #expect(over?.error == "uid 1006 would have 8400 registered chords; at most 8000 over all its connections", "\(String(describing: over))")
+        #expect(session.tableOwners(uid: 1006) == [second.id])
         // Operators have no such budget.
         let root = ControlSession.Peer(id: 5, uid: 0, trusted: true)
         for _ in 0..<5 { #expect(session.handle(Self.table(1000), from: root, view: Self.view).reply?.ok == true) }
