@@ -424,8 +424,14 @@ final class AgentLoop {
             logger.error("the service refused the table: \(message)")
         case .refused("subscribe", let message):
             logger.error("the service refused to tell presence: \(message)")
-        case .refused("set_keymap", let message):
-            logger.warning("the service refused the desktop's keymap: \(message)")
+        case .refused(let name, let message) where name == "set_keymap" || name == "set_sticky_keys":
+            // Sent again when this user's session is active (a claim of the person at the keyboard).
+            if name == "set_keymap" { sentKeymap = nil } else { sentStickyKeys = nil }
+            if message.contains("does not own the active session") {
+                logger.info("\(name == "set_keymap" ? "keymap" : "sticky keys"): sent again when this session is active")
+            } else {
+                logger.warning("the service refused the desktop's \(name == "set_keymap" ? "keymap" : "sticky keys"): \(message)")
+            }
         default:
             if let error = reply.error { logger.warning("the service: \(error)") }
         }
@@ -445,6 +451,12 @@ final class AgentLoop {
             // The service routes this user's table only while its session is active on a seat.
             logger.info(active ? "\(seat): this user's session is active; its commands fire for that seat's keyboards"
                                : "\(seat): another session is active; this user's commands wait until it is back")
+            if active {
+                // The keymap and sticky keys are claims of the person at the keyboard: a claim
+                // refused while this session was not active is sent now.
+                if sentKeymap == nil { applyKeymap() }
+                if sentStickyKeys == nil { readDesktopStickyKeys() }
+            }
         default:
             break
         }

@@ -38,6 +38,10 @@ enum Attack {
         run = ["/bin/sh", "-c", "head -c 50000000 /dev/zero"]
 
         [[command]]
+        id = "flood"
+        keys = "Ctrl+F"
+
+        [[command]]
         id = "background"
         keys = "Ctrl+B"
         run = ["/bin/sh", "-c", "sleep 300 & echo started"]
@@ -58,6 +62,9 @@ enum Attack {
         var otherUsers = false
         /// The RSS once the attackers left is measured (after the typing).
         var leaveAndMeasure = false
+        /// Issue 33: the attacker's uid owns seat0's active session (a process of the person
+        /// at the keyboard floods); else the bench's own uid does and the attacker has none.
+        var attackerActive = false
     }
 
     static let scenarios: [Scenario] = [
@@ -77,16 +84,27 @@ enum Attack {
         Scenario(name: "U3 another uid: 300 connections held and a connect loop", attackers: [("hold", 1), ("churn", 1)], otherUsers: true),
         Scenario(name: "U4 250 clients of 25 uids register the largest tables, then leave", attackers: [("tables", 25)], otherUsers: true,
                  leaveAndMeasure: true),
+        // Issue 33: one uid floods each request kind, flat out, on 4 connections.
+        Scenario(name: "U5 a uid with no session cycles set_keymap (5 layouts and 5 bad names)", attackers: [("keymaps", 1)], otherUsers: true),
+        Scenario(name: "U6 the active session's uid cycles set_keymap (5 layouts and 5 bad names)", attackers: [("keymaps", 1)], otherUsers: true,
+                 attackerActive: true),
+        Scenario(name: "U7 the active session's uid toggles set_sticky_keys", attackers: [("sticky", 1)], otherUsers: true, attackerActive: true),
+        Scenario(name: "U8 the active session's uid floods run_command", attackers: [("run", 1)], otherUsers: true, attackerActive: true),
+        Scenario(name: "U9 a uid with no session floods malformed 60 KiB lines", attackers: [("garbage", 1)], otherUsers: true),
+        Scenario(name: "U10 the active session's uid floods set_scopes, set_text_input, list_commands", attackers: [("claims", 1)], otherUsers: true,
+                 attackerActive: true),
     ]
 
-    static func run(chords: Int) {
+    static func run(chords: Int, only: [String]? = nil) {
         let dir = "/tmp/kbd-bench/attack"
         mkdir("/tmp/kbd-bench", 0o755)
         mkdir(dir, 0o755)
         say("kbd-bench attack: \(chords) Ctrl+S chords every 5 ms per scenario; event time to dispatch\n")
         say("| scenario | p50 | p99 | max | chords | notes |")
         say("|---|---|---|---|---|---|")
-        for scenario in scenarios { measure(scenario, chords: chords, dir: dir) }
+        for scenario in scenarios where only.map({ $0.contains { scenario.name == $0 || scenario.name.hasPrefix($0 + " ") } }) ?? true {
+            measure(scenario, chords: chords, dir: dir)
+        }
     }
 
     final class Latencies: @unchecked Sendable {
@@ -114,8 +132,10 @@ enum Attack {
             say("| \(scenario.name) | cannot start: \(error) | | | | |")
             return
         }
-        // The console user (the bench's uid) owns seat0's session: the attackers are elsewhere.
-        let login = FakeLogin(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: getuid()]))
+        // The console user (the bench's uid) owns seat0's session: the attackers are elsewhere
+        // (or, in the scenarios of a flooding process of the person at the keyboard, nobody's uid).
+        let console: UInt32 = scenario.attackerActive && getuid() == 0 ? 65534 : getuid()
+        let login = FakeLogin(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: console]))
         daemon.loginSource = { () throws(SeatsUnavailable) -> any LoginSource in login }
         chmod(dir, 0o755)
         let latencies = Latencies()
@@ -280,6 +300,31 @@ enum Attack {
                 fds.append(fd)
             }
             while true { for fd in fds { drain(fd) }; usleep(10_000) }
+        case "keymaps", "sticky", "run", "garbage", "claims":
+            let lines: [[UInt8]]
+            switch kind {
+            case "keymaps":
+                lines = ["us", "de", "fr", "ru", "us,de", "nope1", "nope2", "nope3", "nope4", "nope5"].map {
+                    Array(ControlRequest.setKeymap(.init(layout: $0)).line.utf8) + [0x0A]
+                }
+            case "sticky": lines = [true, false].map { Array(ControlRequest.setStickyKeys($0).line.utf8) + [0x0A] }
+            case "run": lines = [Array(ControlRequest.runCommand(id: "flood", table: .system).line.utf8) + [0x0A]]
+            case "claims":
+                lines = [ControlRequest.setScopes(["editor"]), .setScopes([]), .setTextInput(true), .setTextInput(false), .listCommands].map {
+                    Array($0.line.utf8) + [0x0A]
+                }
+            default:
+                // Malformed on purpose: a 60 KiB line that is not JSON, written by hand.
+                lines = [Array(#"{"request":"set_scopes","scopes":["#.utf8) + Array(repeating: UInt8(ascii: "["), count: 60_000) + [0x0A]]
+            }
+            let fds = (0..<4).map { _ in connectNow() }.filter { $0 >= 0 }
+            var i = 0
+            while true {
+                var alive = false
+                for fd in fds where send(fd, lines[i % lines.count]) { alive = true; drain(fd) }
+                i += 1
+                if !alive { sleep(1) }
+            }
         case "churn":
             while true {
                 let fd = connectNow()

@@ -18,6 +18,7 @@ import Glibc
 ///   kbd-bench run [--events N] [--rounds R] [--long-events N]
 ///   kbd-bench toml [--rounds R]
 ///   kbd-bench json [--rounds R]
+///   kbd-bench attack [--chords N] [--only U5,U6]
 @main
 struct Bench {
     static func main() {
@@ -34,7 +35,9 @@ struct Bench {
             let n = generate(path: args[i + 1], events: option("--events", 1_000_000), seed: UInt64(option("--seed", 1)))
             say("wrote \(n) events to \(args[i + 1])")
         case "attack":
-            Attack.run(chords: option("--chords", 1000))
+            // --only U5,U6: the scenarios whose names start with these words.
+            let only = args.firstIndex(of: "--only").flatMap { $0 + 1 < args.count ? args[$0 + 1].split(separator: ",").map(String.init) : nil }
+            Attack.run(chords: option("--chords", 1000), only: only)
         case "seats":
             Seats.run(changes: option("--changes", 1))
         case "attacker":

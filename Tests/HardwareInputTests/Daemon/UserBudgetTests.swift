@@ -54,6 +54,46 @@ struct UserBudgetTests {
         for a in admins { #expect(exchange(h, a, #"{"request":"ping"}"#) == [#"{"reply":"ping","ok":true}"#]) }
     }
 
+    /// Issue 33 item 3: a line's bytes are charged to its uid's budget when it is read, before
+    /// it is parsed (at least 256 bytes a line); once the budget is spent, lines are dropped
+    /// unparsed, each answered with one fixed refusal. Before, a uid outside the group had
+    /// every line parsed in full for as long as it liked. An operator has no such budget.
+    @Test func aSpentRequestBudgetDropsLinesUnparsed() throws {
+        let h = try DaemonHarness(userAgents: true)
+        var operatorCalling = false
+        h.daemon.setPeerAuthorization { _, _, _ in operatorCalling }
+        h.login.activate(4242)
+        let mallory = try SocketClient(path: h.socketPath)
+        h.pump()
+        let perLine = 256, lines = 1100
+        let allowed = 256 * 1024 / perLine
+        mallory.send(String(repeating: #"{"request":"ping"}"# + "\n", count: lines))
+        var replies: [String] = []
+        for _ in 0..<200 where replies.count < lines {
+            h.pump(1)
+            replies += mallory.receive().lines
+        }
+        #expect(replies.count == lines)
+        #expect(replies.filter { $0 == #"{"reply":"ping","ok":true}"# }.count == allowed)
+        let dropped = replies.filter { $0.contains("sent more than 256 KiB of requests in a second; this request was dropped unread") }
+        #expect(dropped.count == lines - allowed)
+        // A second later (the service's clock) the budget has refilled.
+        h.clock.advance(ms: 1000)
+        mallory.send(#"{"request":"ping"}"# + "\n")
+        h.pump()
+        #expect(mallory.receive().lines == [#"{"reply":"ping","ok":true}"#])
+        operatorCalling = true
+        let admin = try SocketClient(path: h.socketPath)
+        h.pump()
+        admin.send(String(repeating: #"{"request":"ping"}"# + "\n", count: lines))
+        var adminReplies: [String] = []
+        for _ in 0..<200 where adminReplies.count < lines {
+            h.pump(1)
+            adminReplies += admin.receive().lines
+        }
+        #expect(adminReplies.allSatisfy { $0 == #"{"reply":"ping","ok":true}"# } && adminReplies.count == lines)
+    }
+
     /// `kbd-commandd reload` when the service refuses the connection: the reason, not SIGPIPE
     /// (exit 141) or "cannot send the request".
     @Test func askReadsWhyTheServiceRefusedTheConnection() throws {
