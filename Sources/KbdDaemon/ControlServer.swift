@@ -307,7 +307,10 @@ final class ControlServer {
         }
         guard isActive(uid) else { return tooMany }
         // The active session's uid: its first clients (its agent, its bar) always find a slot,
-        // whoever holds the rest; more only while users hold fewer than their slots.
+        // whoever holds the rest; more only while users hold fewer than their slots. (Others
+        // never take the last `activeReserve` users' slots; after a seat changed hands the
+        // previous user's clients may hold them, and then these come from the operators'
+        // reserve, at most `activeReserve` per active uid.)
         if own < activeReserve || userClientTotal < userSlots { return nil }
         return tooMany
     }
