@@ -270,8 +270,8 @@ many_run() {
     check "many: the bar with 300 commands was painted" wait_for 10 grep -q "^toolbar-frame" "$SESSION_DIR/agent.log"
     check "many: the More button is on the bar" wait_for 5 grep -q "^toolbar-button -1 .* More (1/[0-9]*)$" "$SESSION_DIR/agent.log"
     check "many: every button is inside the output ($screen_w px)" buttons_inside
-    local first_page; first_page=$(grep -c "^toolbar-button [0-9]" "$SESSION_DIR/agent.log")
-    check "many: the first page shows some commands, not all ($first_page buttons traced)" eval "[ $first_page -gt 5 ] && [ $first_page -lt 300 ]"
+    local first_page; first_page=$(grep "^toolbar-button [0-9]" "$SESSION_DIR/agent.log" | cut -d' ' -f2 | sort -u | wc -l)
+    check "many: the first page shows some commands, not all ($first_page buttons)" eval "[ $first_page -gt 5 ] && [ $first_page -lt 300 ]"
     tap_button "More (1/[0-9]*)"
     check "many: a tap on More shows the second page" wait_for 5 grep -q "toolbar-page 2/" "$SESSION_DIR/agent.log"
     check "many: the second page's More button is there" wait_for 5 grep -q "^toolbar-button -1 .* More (2/[0-9]*)$" "$SESSION_DIR/agent.log"
