@@ -111,7 +111,8 @@ let package = Package(
         .target(
             name: "CBarShim",
             linkerSettings: [.linkedLibrary("gtk-layer-shell"), .linkedLibrary("gtk-3"), .linkedLibrary("gdk-3"),
-                             .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"), .linkedLibrary("cairo")]
+                             .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"), .linkedLibrary("cairo"),
+                             .linkedLibrary("pango-1.0")]
         ),
         // The library, one target per room (see README "Module map"): arrows point one way,
         // and SwiftPM refuses a cycle. `HardwareInput` is the umbrella that re-exports them.
@@ -230,7 +231,7 @@ let package = Package(
         .executableTarget(
             name: "kbd-fuzz",
             dependencies: ["KbdJSON", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdCommands", "KbdPipeline", "KbdConfig",
-                           "KbdControl"],
+                           "KbdControl", "KbdTestSupport"],
             swiftSettings: strict
         ),
         // The C floor and oracle: libxkbcommon driven directly (see its header comment).

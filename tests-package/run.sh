@@ -225,6 +225,61 @@ if command -v zsh >/dev/null; then expect "zsh completion parses (zsh -n)" zsh -
 if command -v fish >/dev/null; then expect "fish completion parses (fish -n)" fish -n "$R/usr/share/fish/vendor_completions.d/kbd-commandd.fish"; fi
 expect "bash completion completes the subcommands" bash -c "source '$R/usr/share/bash-completion/completions/kbd-commandd' && complete -p kbd-commandd >/dev/null"
 
+# The postinst with accounts that are already there, in a private mount namespace (root):
+# a throwaway copy of /etc (the accounts), tmpfs over /var/lib (its record of what it
+# created), /run/udev and /run/systemd (no udev reload, no unit started), so nothing of
+# this machine changes. sandbox SCRIPT runs SCRIPT there with $postinst and $postrm set,
+# and prints its output and the kbd-commandd lines of group and passwd after it.
+sandbox() {
+    local S; S="$(mktemp -d /tmp/kbd-postinst.XXXXXX)"
+    cp -a /etc "$S/etc" 2>/dev/null || true
+    unshare -m /bin/bash -c '
+        S="$0" postinst="$1" postrm="$2"
+        mount --make-rprivate / && mount --bind "$S/etc" /etc && mount -t tmpfs none /var/lib \
+            && mkdir -p /var/lib/dpkg && for d in /run/udev /run/systemd; do [ ! -d "$d" ] || mount -t tmpfs none "$d" || exit 2; done \
+            || { echo "sandbox: cannot mount"; exit 2; }
+        eval "$3" 2>&1
+        echo "after: group $(getent group kbd-commandd || echo none)"
+        echo "after: passwd $(getent passwd kbd-commandd || echo none)"
+        ' "$S" "$R/DEBIAN/postinst" "$R/DEBIAN/postrm" "$1"
+    rm -rf "$S"
+}
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null && command -v groupadd >/dev/null; then
+    # A group kbd-commandd this package did not create, with a member: its members would be
+    # operators (every keystroke). Refused with the reason, non-zero; a purge after the
+    # refusal leaves the group alone.
+    out="$(sandbox 'groupadd --system kbd-commandd && useradd -M -N -G kbd-commandd -s /usr/sbin/nologin kbdoperator \
+                    && { "$postinst" configure; echo "status $?"; } && "$postrm" purge && echo "purged"')"
+    if grep -qx "status 1" <<<"$out" && grep -q "refusing to adopt the existing group kbd-commandd .*members (kbdoperator)" <<<"$out" \
+       && grep -q "^after: group kbd-commandd:x:[0-9]*:kbdoperator$" <<<"$out" && grep -qx "after: passwd none" <<<"$out"; then
+        ok "postinst refuses an existing group kbd-commandd with a member (exit 1, names the member), and purge leaves it"
+    else
+        bad "postinst with an existing group kbd-commandd with a member: $out"
+    fi
+    # A system account kbd-commandd with a login shell: refused.
+    out="$(sandbox 'groupadd --system kbd-commandd && useradd --system -M -g kbd-commandd -s /bin/bash kbd-commandd \
+                    && { "$postinst" configure; echo "status $?"; }')"
+    if grep -qx "status 1" <<<"$out" && grep -q "refusing to adopt the existing account kbd-commandd .*its shell is /bin/bash" <<<"$out" \
+       && grep -q "^after: passwd kbd-commandd:.*:/bin/bash$" <<<"$out"; then
+        ok "postinst refuses an existing system account kbd-commandd with /bin/bash (exit 1, says why)"
+    else
+        bad "postinst with an existing account kbd-commandd with /bin/bash: $out"
+    fi
+    # What it may adopt: an empty group (a checkout's scripts/install leaves one), and its own
+    # group after an upgrade, though the administrator added an operator to it.
+    out="$(sandbox 'groupadd --system kbd-commandd && "$postinst" configure && echo "fresh ok" \
+                    && gpasswd -a nobody kbd-commandd >/dev/null && "$postinst" configure 0.1.0 && echo "upgrade ok" \
+                    && "$postrm" purge && echo "purged"')"
+    if grep -qx "fresh ok" <<<"$out" && grep -qx "upgrade ok" <<<"$out" && grep -qx "purged" <<<"$out" \
+       && grep -qx "after: group none" <<<"$out" && grep -qx "after: passwd none" <<<"$out"; then
+        ok "postinst adopts an empty group, keeps its own group with an operator on upgrade, and purge removes both"
+    else
+        bad "postinst with an empty group, then an upgrade: $out"
+    fi
+else
+    echo "postinst refusal cases skipped (need root, unshare -m and groupadd)" >&2
+fi
+
 # The maintainer scripts for real: dpkg -i, then purge, on this machine. Only as root, where
 # the package, its user and its group are not there already and systemd is not running (a
 # CI container: nothing is started), or when KBD_PACKAGE_INSTALL=1 asks.

@@ -1,4 +1,4 @@
-// The GTK 3, GDK, GLib, GObject, cairo and gtk-layer-shell functions the shim calls,
+// The GTK 3, GDK, GLib, GObject, cairo, Pango and gtk-layer-shell functions the shim calls,
 // declared here (types opaque) instead of including their headers: GTK's pkg-config flags
 // carry -pthread, which SwiftPM refuses with a warning, and its include paths name the
 // architecture. The libraries are linked by name (Package.swift). The values of the enums
@@ -13,6 +13,8 @@ typedef struct _GtkStyleContext GtkStyleContext;
 typedef struct _GdkScreen GdkScreen;
 typedef struct _GdkVisual GdkVisual;
 typedef struct _GdkFrameClock GdkFrameClock;
+typedef struct _GdkDisplay GdkDisplay;
+typedef struct _GdkMonitor GdkMonitor;
 typedef struct _GList { void *data; struct _GList *next, *prev; } GList;
 typedef struct _cairo_region cairo_region_t;
 typedef int gboolean;
@@ -26,6 +28,9 @@ enum { GTK_WINDOW_TOPLEVEL = 0 };
 enum { GTK_ORIENTATION_HORIZONTAL = 0, GTK_ORIENTATION_VERTICAL = 1 };
 enum { GTK_ALIGN_START = 1, GTK_ALIGN_END = 2, GTK_ALIGN_CENTER = 3 };
 enum { GTK_RELIEF_NONE = 2 };
+enum { GTK_POLICY_NEVER = 2, GTK_POLICY_EXTERNAL = 3 };
+enum { GTK_SHADOW_NONE = 0 };
+enum { PANGO_ELLIPSIZE_END = 3 };
 enum { GTK_STYLE_PROVIDER_PRIORITY_APPLICATION = 600 };
 enum { G_IO_IN = 1, G_IO_ERR = 8, G_IO_HUP = 16 };
 enum { GTK_LAYER_SHELL_LAYER_BOTTOM = 1, GTK_LAYER_SHELL_LAYER_TOP = 2, GTK_LAYER_SHELL_LAYER_OVERLAY = 3 };
@@ -51,6 +56,21 @@ void gtk_grid_attach(GtkWidget *grid, GtkWidget *child, int left, int top, int w
 void gtk_grid_set_column_spacing(GtkWidget *grid, guint spacing);
 void gtk_grid_set_row_spacing(GtkWidget *grid, guint spacing);
 GtkWidget *gtk_label_new(const char *text);
+void gtk_label_set_ellipsize(GtkWidget *label, int mode);
+void gtk_label_set_max_width_chars(GtkWidget *label, int n_chars);
+GtkWidget *gtk_bin_get_child(GtkWidget *bin);
+GtkWidget *gtk_scrolled_window_new(void *hadjustment, void *vadjustment);
+void gtk_scrolled_window_set_policy(GtkWidget *scrolled_window, int hscrollbar_policy, int vscrollbar_policy);
+GtkWidget *gtk_viewport_new(void *hadjustment, void *vadjustment);
+void gtk_viewport_set_shadow_type(GtkWidget *viewport, int type);
+typedef struct _PangoLayout PangoLayout;
+enum { GTK_SCROLL_NATURAL = 1 };
+void gtk_scrollable_set_hscroll_policy(GtkWidget *scrollable, int policy);
+PangoLayout *gtk_widget_create_pango_layout(GtkWidget *widget, const char *text);
+void pango_layout_get_pixel_size(PangoLayout *layout, int *width, int *height);
+GdkDisplay *gdk_display_get_default(void);
+GdkMonitor *gdk_display_get_monitor(GdkDisplay *display, int monitor_num);
+void gdk_monitor_get_geometry(GdkMonitor *monitor, void *geometry);
 GtkWidget *gtk_button_new_with_label(const char *label);
 void gtk_button_set_relief(GtkWidget *button, int relief);
 void gtk_container_add(GtkWidget *container, GtkWidget *widget);
@@ -75,6 +95,7 @@ void gtk_style_context_add_provider_for_screen(GdkScreen *screen, GtkCssProvider
 
 unsigned long g_signal_connect_data(gpointer instance, const char *signal, GCallback handler, gpointer data, void *destroy, int flags);
 void g_object_unref(gpointer object);
+guint g_idle_add(GSourceFunc function, gpointer data);
 guint g_unix_fd_add(int fd, unsigned int condition, GUnixFDSourceFunc function, gpointer data);
 guint g_unix_signal_add(int signum, GSourceFunc handler, gpointer data);
 guint g_timeout_add(guint interval, GSourceFunc function, gpointer data);

@@ -11,7 +11,9 @@ static struct {
     void *context;
     kbdbar_tap_cb tap;
     kbdbar_event_cb readable, timer;
-    guint watch, timeout;
+    kbdbar_width_cb resized;
+    guint watch, timeout, resize_idle;
+    int toolbar_width, reported_width;
     GtkWidget *toolbar, *toolbar_box;
     GtkWidget *hud, *hud_box, *hud_grid;
     int hud_column, hud_row, trace, hud_traced, toolbar_traced;
@@ -21,6 +23,7 @@ static const char *css =
     "window.kbd-bar { background-color: rgba(40, 40, 44, 0.96); }\n"
     "window.kbd-bar button { padding: 2px 10px; margin: 6px 2px; color: #f2f2f2; background: #4a4a52; border: none; box-shadow: none; }\n"
     "window.kbd-bar label.group { color: #9a9aa6; margin: 0 4px 0 14px; font-size: smaller; }\n"
+    "window.kbd-bar scrolledwindow, window.kbd-bar viewport { background-color: transparent; border: none; box-shadow: none; }\n"
     "window.kbd-hud { background-color: transparent; }\n"
     "box.kbd-hud-panel { background-color: rgba(30, 30, 34, 0.94); border-radius: 14px; padding: 18px 24px; }\n"
     "box.kbd-hud-panel label { color: #f2f2f2; }\n"
@@ -94,11 +97,13 @@ int kbdbar_init(void) {
     return KBDBAR_OK;
 }
 
-void kbdbar_set_callbacks(void *context, kbdbar_tap_cb tap, kbdbar_event_cb readable, kbdbar_event_cb timer) {
+void kbdbar_set_callbacks(void *context, kbdbar_tap_cb tap, kbdbar_event_cb readable, kbdbar_event_cb timer,
+                          kbdbar_width_cb resized) {
     bar.context = context;
     bar.tap = tap;
     bar.readable = readable;
     bar.timer = timer;
+    bar.resized = resized;
 }
 
 static gboolean on_readable(int fd, unsigned int condition, gpointer data) {
@@ -136,11 +141,45 @@ static GtkWidget *label(const char *text, const char *style) {
     return l;
 }
 
+/// The toolbar's width, told to Swift from an idle callback: it redraws the buttons, which
+/// must not happen while GTK allocates them.
+static gboolean report_width(gpointer data) {
+    (void)data;
+    bar.resize_idle = 0;
+    if (bar.toolbar_width != bar.reported_width && bar.resized) {
+        bar.reported_width = bar.toolbar_width;
+        bar.resized(bar.context, bar.toolbar_width);
+    }
+    return 0;
+}
+
+/// GTK's GtkAllocation (GdkRectangle): where a widget is in its window.
+typedef struct { int x, y, width, height; } Allocation;
+
+static void toolbar_allocated(GtkWidget *w, Allocation *a, gpointer data) {
+    (void)w; (void)data;
+    bar.toolbar_width = a->width;
+    if (a->width != bar.reported_width && !bar.resize_idle) bar.resize_idle = g_idle_add(report_width, NULL);
+}
+
 void kbdbar_toolbar_begin(int32_t height) {
     if (!bar.toolbar_box) {
+        // The buttons sit in a viewport with no scrollbar: however many there are, the bar asks
+        // for no more width than the output gives it (300 buttons asked for 38,000 pixels, and
+        // cairo, which makes surfaces up to 32,767, could not: SIGSEGV in libgdk). Swift lays
+        // out what fits (ToolbarPaging); anything wider is cut off, never a wider surface.
+        GtkWidget *scroll = gtk_scrolled_window_new(NULL, NULL);
+        gtk_scrolled_window_set_policy(scroll, GTK_POLICY_EXTERNAL, GTK_POLICY_NEVER);
+        GtkWidget *viewport = gtk_viewport_new(NULL, NULL);
+        gtk_viewport_set_shadow_type(viewport, GTK_SHADOW_NONE);
+        // Buttons keep their natural width (the minimum of an ellipsizing label is "…").
+        gtk_scrollable_set_hscroll_policy(viewport, GTK_SCROLL_NATURAL);
         bar.toolbar_box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
         gtk_widget_set_halign(bar.toolbar_box, GTK_ALIGN_CENTER);
-        gtk_container_add(bar.toolbar, bar.toolbar_box);
+        gtk_container_add(viewport, bar.toolbar_box);
+        gtk_container_add(scroll, viewport);
+        gtk_container_add(bar.toolbar, scroll);
+        g_signal_connect_data(bar.toolbar, "size-allocate", (GCallback)(toolbar_allocated), NULL, NULL, 0);
     }
     clear(bar.toolbar_box);
     gtk_widget_set_size_request(bar.toolbar, -1, height);
@@ -151,9 +190,6 @@ void kbdbar_toolbar_group(const char *title) {
     if (bar.trace) fprintf(stderr, "toolbar-group %s\n", title);
     gtk_box_pack_start(bar.toolbar_box, label(title, "group"), 0, 0, 0);
 }
-
-/// GTK's GtkAllocation (GdkRectangle): where a widget is in its window.
-typedef struct { int x, y, width, height; } Allocation;
 
 const char *gtk_button_get_label(GtkWidget *button);
 
@@ -168,14 +204,41 @@ static void clicked(GtkWidget *button, gpointer data) {
     if (bar.tap) bar.tap(bar.context, (int32_t)(intptr_t)data);
 }
 
+/// Labels longer than this many characters are ellipsized (Swift cuts titles to 24 already;
+/// this bounds what its measure got wrong).
+enum { LABEL_CHARS = 24 };
+
 void kbdbar_toolbar_button(const char *text, const char *tooltip, int32_t index) {
     GtkWidget *b = gtk_button_new_with_label(text);
+    GtkWidget *l = gtk_bin_get_child(b);
+    if (l) {
+        gtk_label_set_ellipsize(l, PANGO_ELLIPSIZE_END);
+        gtk_label_set_max_width_chars(l, LABEL_CHARS);
+    }
     gtk_widget_set_can_focus(b, 0);
     gtk_button_set_relief(b, GTK_RELIEF_NONE);
     if (tooltip && *tooltip) gtk_widget_set_tooltip_text(b, tooltip);
     g_signal_connect_data(b, "clicked", (GCallback)(clicked), (gpointer)(intptr_t)index, NULL, 0);
     if (bar.trace) g_signal_connect_data(b, "size-allocate", (GCallback)(allocated), (gpointer)(intptr_t)index, NULL, 0);
     gtk_box_pack_start(bar.toolbar_box, b, 0, 0, 0);
+}
+
+int32_t kbdbar_text_width(const char *text) {
+    // The toolbar's font (its style context's), as its buttons' labels draw it.
+    PangoLayout *layout = gtk_widget_create_pango_layout(bar.toolbar, text);
+    int width = 0, height = 0;
+    pango_layout_get_pixel_size(layout, &width, &height);
+    g_object_unref(layout);
+    return width;
+}
+
+int32_t kbdbar_output_width(void) {
+    GdkDisplay *display = gdk_display_get_default();
+    GdkMonitor *monitor = display ? gdk_display_get_monitor(display, 0) : NULL;
+    if (!monitor) return 0;
+    Allocation geometry = {0, 0, 0, 0};
+    gdk_monitor_get_geometry(monitor, &geometry);
+    return geometry.width;
 }
 
 void kbdbar_toolbar_show(int visible) {
@@ -218,6 +281,11 @@ void kbdbar_hud_group(const char *title) {
 
 void kbdbar_hud_row(const char *chord, const char *title, int dimmed) {
     if (bar.hud_column < 0) kbdbar_hud_group("");
+    // A long group goes on in the next column (Swift bounds the rows to the columns that fit).
+    if (bar.hud_row > HUD_ROWS) {
+        bar.hud_column += 2;
+        bar.hud_row = 0;
+    }
     GtkWidget *t = label(title, dimmed ? "dim" : NULL), *c = label(chord, "chord");
     if (dimmed) css_class(c, "dim");
     gtk_widget_set_halign(t, GTK_ALIGN_START);

@@ -34,7 +34,18 @@ public final class BarController {
     }
 
     /// Connects now (or arms the timer to try again).
-    public func start() { connect() }
+    public func start() {
+        let width = toolkit.outputWidth()
+        if width > 0 { model.resized(width) }
+        connect()
+    }
+
+    /// The bar's surface is `width` pixels wide now: the buttons are laid out again.
+    public func resized(_ width: Int) {
+        guard width > 0, width != model.width else { return }
+        model.resized(width)
+        redraw()
+    }
 
     public func timerFired() { connect() }
 
@@ -95,17 +106,28 @@ public final class BarController {
     }
 
     private func redraw() {
-        let view = model.view
-        if view.toolbar != drawn.toolbar { toolkit.draw(toolbar: view.toolbar) }
+        let view = model.view(measure: toolkit.textWidth)
+        if view.toolbar != drawn.toolbar {
+            if trace, let bar = view.toolbar, bar.pages > 1, bar.page != drawn.toolbar?.page || drawn.toolbar?.pages != bar.pages {
+                log("toolbar-page \(bar.page + 1)/\(bar.pages) (\(bar.buttons.count) buttons, \(model.width) px)")
+            }
+            toolkit.draw(toolbar: view.toolbar)
+        }
         if view.hud != drawn.hud { toolkit.draw(hud: view.hud) }
         drawn = view
     }
 
     /// Toolbar button `index` was tapped: the service runs its command as if its chord had
-    /// been typed (a user command through the agent that registered it).
+    /// been typed (a user command through the agent that registered it). The More button
+    /// (`ToolbarView.moreIndex`) shows the next page.
     public func tapped(_ index: Int) {
-        guard let buttons = drawn.toolbar?.buttons, buttons.indices.contains(index) else { return }
-        let command = buttons[index].command
+        guard let bar = drawn.toolbar else { return }
+        if index == ToolbarView.moreIndex {
+            model.nextPage(of: bar.pages)
+            return redraw()
+        }
+        guard let button = bar.buttons.first(where: { $0.index == index }) else { return }
+        let command = button.command
         if !client.send(.runCommand(id: command.id, table: command.table)) { disconnected("cannot send to the service") }
     }
 }

@@ -13,8 +13,12 @@ import KbdCommands
 ///   `toolbar` event's commands as buttons; while text input is on, only the commands that
 ///   still fire (not `text_input_filtered`); never the shadowed ones (their chord runs
 ///   another command).
-/// - The HUD is shown from a `hud` show event until the hide of the same trigger, with every
-///   command of the payload, shadowed and filtered ones dimmed.
+///   The buttons are laid out in the bar's width (`resized`): what fits is shown, the rest on
+///   further pages behind a More button (`nextPage`); titles are cut to
+///   `BarMetrics.maxTitleCharacters`.
+/// - The HUD is shown from a `hud` show event until the hide of the same trigger, with the
+///   commands of the payload, shadowed and filtered ones dimmed, as many as the columns that
+///   fit the bar's width hold (then a last row "… and N more").
 /// - Without the service (before the first answer, after it went away) nothing is shown.
 public struct BarModel: Sendable, Equatable {
     public private(set) var connected = false
@@ -25,6 +29,11 @@ public struct BarModel: Sendable, Equatable {
     public private(set) var toolbarHeight: Int
     public private(set) var toolbar: ControlEvent.Toolbar?
     public private(set) var hud: ControlEvent.Hud?
+    /// The bar's width in pixels (its surface spans the output), until the toolkit says.
+    public private(set) var width = 1024
+    /// The toolbar page shown (0-based; a new toolbar starts at the first).
+    public private(set) var page = 0
+    public var metrics = BarMetrics.standard
 
     public init() {
         toolbarHeight = Self.height(ToolbarMetrics.standard.height)
@@ -39,10 +48,16 @@ public struct BarModel: Sendable, Equatable {
 
     /// The connection ended: nothing is known, nothing is shown.
     public mutating func disconnected() {
-        let height = toolbarHeight
+        let (height, width, metrics) = (toolbarHeight, width, metrics)
         self = BarModel()
-        toolbarHeight = height
+        (toolbarHeight, self.width, self.metrics) = (height, width, metrics)
     }
+
+    /// The bar's surface is `pixels` wide (the output's width).
+    public mutating func resized(_ pixels: Int) { width = max(1, pixels) }
+
+    /// The More button was tapped: the next of `pages` pages, the first after the last.
+    public mutating func nextPage(of pages: Int) { page = pages > 1 ? (page + 1) % pages : 0 }
 
     public mutating func apply(_ event: ControlEvent) {
         switch event.payload {
@@ -51,7 +66,9 @@ public struct BarModel: Sendable, Equatable {
         case .session(_, let active, _):
             sessionActive = active
             if !active { hud = nil }
-        case .toolbar(let bar): toolbar = bar
+        case .toolbar(let bar):
+            if bar != toolbar { page = 0 }
+            toolbar = bar
         case .hud(let h):
             if h.show { hud = h } else if hud?.trigger == h.trigger { hud = nil }
         default: break
@@ -74,39 +91,70 @@ public struct BarModel: Sendable, Equatable {
         return Int(min(max(points.rounded(), 1), 1000))
     }
 
-    public var view: BarView {
+    /// What to show, texts measured with `BarMetrics.estimate`.
+    public var view: BarView { view(measure: BarMetrics.estimate) }
+
+    /// What to show, texts measured by `measure` (the toolkit's font, in pixels).
+    public func view(measure: (String) -> Int) -> BarView {
         guard connected, sessionActive else { return BarView() }
-        return BarView(toolbar: hardwareKeyboard ? toolbarView : nil, hud: hud.map(Self.hudView))
+        return BarView(toolbar: hardwareKeyboard ? toolbarView(measure: measure) : nil,
+                       hud: hud.map { Self.hudView($0, width: width, metrics: metrics) })
     }
 
-    var toolbarView: ToolbarView {
+    func toolbarView(measure: (String) -> Int) -> ToolbarView {
+        let all = allButtons
+        let pages = ToolbarPaging.pages(all, width: width, metrics: metrics, measure: measure)
+        let shown = min(page, pages.count - 1)
+        return ToolbarView(height: toolbarHeight, groups: pages[shown], page: shown, pages: pages.count)
+    }
+
+    /// Every button of every page, in groups.
+    var allButtons: [ToolbarView.Group] {
         var groups: [ToolbarView.Group] = []
         var index = 0
         let textInput = toolbar?.textInput ?? false
         for group in toolbar?.groups ?? [] {
             var buttons: [ToolbarView.Button] = []
             for c in group.commands where !c.shadowed && !(textInput && c.textInputFiltered) {
-                buttons.append(ToolbarView.Button(index: index, label: c.title, detail: "\(c.discoverabilityTitle) (\(c.chord))",
+                buttons.append(ToolbarView.Button(index: index, label: BarMetrics.bounded(c.title, metrics.maxTitleCharacters),
+                                                  detail: "\(c.discoverabilityTitle) (\(c.chord))",
                                                   command: CommandRef(id: c.id, table: c.table)))
                 index += 1
             }
-            if !buttons.isEmpty { groups.append(ToolbarView.Group(title: group.title, buttons: buttons)) }
+            if !buttons.isEmpty { groups.append(ToolbarView.Group(title: BarMetrics.bounded(group.title, metrics.maxTitleCharacters), buttons: buttons)) }
         }
-        return ToolbarView(height: toolbarHeight, groups: groups)
+        return groups
     }
 
-    static func hudView(_ hud: ControlEvent.Hud) -> HudView {
+    /// The HUD: at most as many rows (group titles count) as the columns that fit `width`
+    /// hold, the last of them "… and N more" when some were left out; texts cut to
+    /// `maxHudCharacters`.
+    static func hudView(_ hud: ControlEvent.Hud, width: Int, metrics: BarMetrics) -> HudView {
         let heading: String
         if hud.trigger == .sequence, let pending = hud.pending {
             heading = "\(pending) …"
         } else {
             heading = "Shortcuts: " + (hud.scopes.isEmpty ? ["global"] : hud.scopes).joined(separator: " › ")
         }
-        let groups = hud.groups.map { g in
-            HudView.Group(title: g.title, rows: g.commands.map {
-                HudView.Row(chord: $0.chord, title: $0.discoverabilityTitle, dimmed: $0.shadowed || $0.textInputFiltered)
-            })
+        let limit = metrics.maxHudCharacters
+        let columns = max(1, (width - metrics.edges) / max(1, metrics.hudColumnWidth))
+        var room = columns * metrics.hudRowsPerColumn - 1  // the last row may say what was left out
+        var groups: [HudView.Group] = []
+        var left = 0
+        for g in hud.groups {
+            let fits = room >= 2 ? min(g.commands.count, room - 1) : 0
+            if fits > 0 {
+                groups.append(HudView.Group(title: BarMetrics.bounded(g.title, limit), rows: g.commands.prefix(fits).map {
+                    HudView.Row(chord: BarMetrics.bounded($0.chord, limit), title: BarMetrics.bounded($0.discoverabilityTitle, limit),
+                                dimmed: $0.shadowed || $0.textInputFiltered)
+                }))
+                room -= 1 + fits
+            }
+            left += g.commands.count - fits
         }
-        return HudView(heading: heading, groups: groups)
+        if left > 0, !groups.isEmpty {
+            groups[groups.count - 1].rows.append(HudView.Row(chord: "", title: "… and \(left) more", dimmed: true))
+        }
+        return HudView(heading: BarMetrics.bounded(heading, limit * 2), groups: groups)
     }
 }

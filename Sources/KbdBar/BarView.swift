@@ -6,14 +6,24 @@ public struct ToolbarView: Sendable, Equatable {
     /// The bar's height in pixels, also its exclusive zone (the compositor moves windows
     /// out of its way by that much).
     public var height: Int
+    /// The current page's groups (all of them when they fit the bar's width).
     public var groups: [Group]
+    /// The current page (0-based) and how many there are: more than one, and the bar shows
+    /// a More button (`more`, its label) that shows the next.
+    public var page = 0
+    public var pages = 1
+    public var more: String? { pages > 1 ? ToolbarPaging.moreLabel(page: page, pages: pages) : nil }
+
+    /// What a tap on the More button reports instead of a button's index.
+    public static let moreIndex = -1
 
     public struct Group: Sendable, Equatable {
         public var title: String
         public var buttons: [Button]
     }
 
-    /// One tappable command: `index` is its place in `buttons` (what a tap reports).
+    /// One tappable command: `index` is its place among every page's buttons (what a tap
+    /// reports).
     public struct Button: Sendable, Equatable {
         public var index: Int
         public var label: String
@@ -22,7 +32,7 @@ public struct ToolbarView: Sendable, Equatable {
         public var command: CommandRef
     }
 
-    /// Every button in order (index 0 first).
+    /// The current page's buttons in order.
     public var buttons: [Button] { groups.flatMap(\.buttons) }
 }
 

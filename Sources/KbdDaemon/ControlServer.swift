@@ -22,6 +22,10 @@ import Glibc
 /// - clients that are not operators share `maxClients - operatorReserve` slots, at most
 ///   `maxClientsPerUser` each: an operator (`kbd-commandd reload`, the admin's tools) always
 ///   finds a slot and one local user cannot take the others' agents' slots;
+/// - of those, `activeReserve` are kept for the uid that owns a seat's active session (its
+///   agent and its bar), and every other uid gets at most a fair share of what the others
+///   left, `max(1, free / (uids holding slots + 1))`: fifteen local users cannot lock out
+///   the one at the keyboard, nor leave nothing to a sixteenth;
 /// - refusals are logged at most once a second, with the count of those not logged.
 /// Peers are checked with `SO_PEERCRED` and `SO_PEERGROUPS` (the groups the peer
 /// had at connect, not read back from /proc, which `ProtectProc=invisible` hides).
@@ -110,6 +114,8 @@ final class ControlServer {
     let operatorReserve: Int
     /// At most this many clients of one uid that is not an operator.
     let maxClientsPerUser: Int
+    /// Users' slots only the uid owning a seat's active session may take (as its first clients).
+    let activeReserve: Int
     /// Clients of each uid that is not an operator.
     private var userClients: [UInt32: Int] = [:]
     private var userClientTotal = 0
@@ -122,6 +128,12 @@ final class ControlServer {
     /// (primary or supplementary, as the socket reports them).
     var authorize: (_ uid: UInt32, _ gid: UInt32, _ groups: [UInt32]) -> Bool = { uid, gid, groups in
         uid == 0 || uid == geteuid() || gid == getegid() || groups.contains(getegid())
+    }
+    /// `SO_PEERCRED` of an accepted client, replaceable (tests give clients other uids): nil
+    /// when the socket cannot say.
+    var peerCredentials: (Int32) -> kbd_peer? = { fd in
+        var cred = kbd_peer()
+        return kbd_peer_credentials(fd, &cred) == 0 ? cred : nil
     }
     /// `accept4(2)`, replaceable to simulate running out of descriptors: (descriptor, errno).
     var accept: (Int32) -> (Int32, Int32) = { listener in
@@ -160,6 +172,7 @@ final class ControlServer {
         self.userAgents = userAgents
         self.operatorReserve = min(max(maxClients / 16, 4), maxClients / 2)
         self.maxClientsPerUser = maxClientsPerUser
+        self.activeReserve = min(2, (maxClients - operatorReserve) / 2)
         let address = try UnixSocketAddress(path: path)
         try Self.clearStale(path, address)
         let fd = try UnixSocketAddress.streamSocket(nonBlocking: true)
@@ -234,8 +247,9 @@ final class ControlServer {
     // MARK: - Accepting
 
     /// Accepts up to 16 pending connections per turn (the rest wait for the next one, after
-    /// the keys); returns the new clients.
-    func acceptPending(now: EventTime) -> [Client] {
+    /// the keys); returns the new clients. `isActive` says whether a uid owns a seat's active
+    /// session (asked only for a user's client that the shared slots would refuse).
+    func acceptPending(now: EventTime, isActive: (UInt32) -> Bool = { _ in false }) -> [Client] {
         var out: [Client] = []
         for _ in 0..<16 {
             let (fd, error) = accept(listener)
@@ -248,8 +262,7 @@ final class ControlServer {
                 }
                 break
             }
-            var cred = kbd_peer()
-            guard kbd_peer_credentials(fd, &cred) == 0 else {
+            guard let cred = peerCredentials(fd) else {
                 close(fd)
                 continue
             }
@@ -259,7 +272,7 @@ final class ControlServer {
                 close(fd)
                 continue
             }
-            if let why = refusal(uid: cred.uid, trusted: trusted) {
+            if let why = refusal(uid: cred.uid, trusted: trusted, isActive: isActive) {
                 let line = ControlReply.refused(name: "error", message: why).line + "\n"
                 _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                 close(fd)
@@ -283,14 +296,31 @@ final class ControlServer {
     }
 
     /// Why a new client of `uid` gets no slot, nil when it does.
-    func refusal(uid: UInt32, trusted: Bool) -> String? {
+    func refusal(uid: UInt32, trusted: Bool, isActive: (UInt32) -> Bool) -> String? {
         if clients.count >= maxClients { return "too many clients (\(maxClients))" }
         if trusted { return nil }
-        if userClientTotal >= maxClients - operatorReserve {
-            return "too many clients (\(maxClients - operatorReserve) for users outside the service's group; \(operatorReserve) are kept for it)"
+        let own = userClients[uid, default: 0]
+        if own >= maxClientsPerUser { return "too many clients of uid \(uid) (\(maxClientsPerUser))" }
+        let userSlots = maxClients - operatorReserve
+        let tooMany = "too many clients (\(userSlots) for users outside the service's group; \(operatorReserve) are kept for it)"
+        let shared = userSlots - activeReserve
+        if userClientTotal < shared {
+            // A fair share of what the others left: free slots over the uids holding some, plus this one.
+            let others = userClientTotal - own
+            let holders = userClients.count - (own > 0 ? 1 : 0)
+            let share = max(1, (shared - others) / (holders + 1))
+            if own < share { return nil }
+            if isActive(uid) { return userClientTotal < userSlots ? nil : tooMany }
+            return "too many clients of uid \(uid) (its share: \(share) of the \(shared - others) slots \(holders) other users left)"
         }
-        if userClients[uid, default: 0] >= maxClientsPerUser { return "too many clients of uid \(uid) (\(maxClientsPerUser))" }
-        return nil
+        guard isActive(uid) else { return tooMany }
+        // The active session's uid: its first clients (its agent, its bar) always find a slot,
+        // whoever holds the rest; more only while users hold fewer than their slots. (Others
+        // never take the last `activeReserve` users' slots; after a seat changed hands the
+        // previous user's clients may hold them, and then these come from the operators'
+        // reserve, at most `activeReserve` per active uid.)
+        if own < activeReserve || userClientTotal < userSlots { return nil }
+        return tooMany
     }
 
     /// Logs a refusal, at most once a second (a connect loop wrote 14 MB of them in 3 s).

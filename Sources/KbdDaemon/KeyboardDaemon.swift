@@ -205,6 +205,16 @@ public final class KeyboardDaemon {
         control?.authorize = check
     }
 
+    /// Replaces how the control socket reads a client's credentials (`SO_PEERCRED`; tests give
+    /// clients other uids): (pid, uid, gid) from the real ones, nil to drop the client.
+    public func setPeerCredentials(_ credentials: @escaping (_ fd: Int32, _ real: (pid: Int32, uid: UInt32, gid: UInt32)) -> (pid: Int32, uid: UInt32, gid: UInt32)?) {
+        control?.peerCredentials = { fd in
+            var cred = kbd_peer()
+            guard kbd_peer_credentials(fd, &cred) == 0, let fake = credentials(fd, (cred.pid, cred.uid, cred.gid)) else { return nil }
+            return kbd_peer(pid: fake.pid, uid: fake.uid, gid: fake.gid)
+        }
+    }
+
     /// Replaces how the control socket accepts (tests simulate running out of descriptors):
     /// returns the new descriptor, or -1 and the errno.
     public func setAccept(_ accept: @escaping (_ listener: Int32) -> (Int32, Int32)) {
@@ -547,7 +557,12 @@ public final class KeyboardDaemon {
 
     private func acceptClients() {
         guard let control else { return }
-        for client in control.acceptPending(now: clock()) {
+        // Whether a user's client is the active session's (its reserved slots): asks logind.
+        let isActive = { [unowned self] (uid: UInt32) -> Bool in
+            followSeats()
+            return session.sessions.isActive(uid)
+        }
+        for client in control.acceptPending(now: clock(), isActive: isActive) {
             logger.debug("control: client \(client.id) connected (uid \(client.uid))")
             if !client.trusted { followSeats() }
         }

@@ -10,6 +10,8 @@ final class GtkToolkit: BarToolkit {
     func watch(fd: Int32) { kbdbar_watch(fd) }
     func arm(milliseconds: Int) { kbdbar_arm_timer(Int32(clamping: milliseconds)) }
     func monotonicMicroseconds() -> Int64 { kbdbar_monotonic_us() }
+    func textWidth(_ text: String) -> Int { Int(kbdbar_text_width(text)) }
+    func outputWidth() -> Int { Int(kbdbar_output_width()) }
 
     func draw(toolbar: ToolbarView?) {
         guard let toolbar else { return kbdbar_toolbar_show(0) }
@@ -17,6 +19,9 @@ final class GtkToolkit: BarToolkit {
         for group in toolbar.groups {
             kbdbar_toolbar_group(group.title)
             for b in group.buttons { kbdbar_toolbar_button(b.label, b.detail, Int32(clamping: b.index)) }
+        }
+        if let more = toolbar.more {
+            kbdbar_toolbar_button(more, "The next page of shortcuts (\(toolbar.page + 1) of \(toolbar.pages) shown)", Int32(ToolbarView.moreIndex))
         }
         kbdbar_toolbar_show(1)
     }
@@ -40,6 +45,8 @@ final class GtkToolkit: BarToolkit {
             Unmanaged<GtkToolkit>.fromOpaque(context!).takeUnretainedValue().controller?.readable()
         }, { context in
             Unmanaged<GtkToolkit>.fromOpaque(context!).takeUnretainedValue().controller?.timerFired()
+        }, { context, width in
+            Unmanaged<GtkToolkit>.fromOpaque(context!).takeUnretainedValue().controller?.resized(Int(width))
         })
     }
 }

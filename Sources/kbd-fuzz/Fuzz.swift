@@ -8,6 +8,7 @@ import KbdCore
 import KbdGeometry
 import KbdControl
 import KbdConfig
+import KbdTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +23,9 @@ enum FuzzTarget: String, CaseIterable {
 
 /// The keymap compiled once per process (keymap compilation is not what is fuzzed).
 let fuzzKeymap: XkbKeymap = try! XkbKeymap(context: try! XkbContext(), names: KeymapNames(layout: "us,ru", options: "grp:alt_shift_toggle"))
+
+/// logind, simulated (the control target): who is active on seat0 and seat1.
+let fuzzLogin = FakeLogin(ActiveSessions(available: true))
 
 /// A small table with scopes, for listings.
 let fuzzTable: CommandTable = try! CommandTable(commands: [
@@ -108,25 +112,61 @@ func fuzzOne(_ target: FuzzTarget, _ bytes: UnsafeRawBufferPointer) {
     case .scenario:
         _ = try? GeometryScenarioRunner.run(text: text)
     case .control:
-        // Each line goes through the service's own session (a trusted client and a user's,
-        // as the daemon would answer them). Every request it accepts must encode back to
-        // itself, and every reply must be one line that decodes with the client's types to
-        // the same reply (the wire's round trip, both ends).
+        // Each line goes through the service's own session from one of three connections: an
+        // operator (uid 0), the user at the keyboard (uid 1000, whose session is active on
+        // seat0 in a simulated logind) and another user (uid 1001, none), as the daemon would
+        // answer them, so users' `register`, `run_command`, claims and listings take the paths
+        // of a machine with logind. A line `@SEAT UID` (or `@SEAT -`: nobody; `@-`: logind
+        // gone) switches a seat as logind would. Every request it accepts must encode back to
+        // itself, every reply must be one line that decodes with the client's types to the
+        // same reply (the wire's round trip, both ends), a command runs only for an operator
+        // or a uid active on a seat, and a session event only says what logind says.
+        let login = fuzzLogin
+        login.activate(1000, on: ActiveSessions.defaultSeat)
+        login.activate(nil, on: "seat1")
+        login.acknowledgeChange()
         let session = ControlSession()
+        _ = session.sessionsChanged(login.read(), problem: nil)
         let view = ControlSession.View(hardwareKeyboard: true, presenceReason: "external", geometry: nil, systemTable: fuzzTable,
                                        allowKeyEvents: false, devices: { [] })
+        let peers = [ControlSession.Peer(id: 0, uid: 0, trusted: true), ControlSession.Peer(id: 1, uid: 1000, trusted: false),
+                     ControlSession.Peer(id: 2, uid: 1001, trusted: false)]
         for (n, line) in text.split(separator: "\n").enumerated() {
+            if line.first == "@" {
+                let words = line.dropFirst().split(separator: " ", maxSplits: 1)
+                let next: ActiveSessions
+                if words.first == "-" {
+                    next = .unavailable
+                } else if words.count == 2 {
+                    login.activate(words[1] == "-" ? nil : UInt32(words[1]), on: String(words[0]))
+                    login.acknowledgeChange()
+                    next = login.read()
+                } else {
+                    continue
+                }
+                for effect in session.sessionsChanged(next, problem: next.available ? nil : "fuzz: logind gone") {
+                    if case .sessionEvent(let uid, let seat, let active) = effect, active != (next.activeUID[seat] == uid) {
+                        fatalError("session event uid \(uid) \(seat) active \(active), but logind says \(next.activeUID)")
+                    }
+                }
+                continue
+            }
             if let request = try? ControlRequest.parse(String(line)) {
                 guard let again = try? ControlRequest.parse(request.line), again == request else {
                     fatalError("request \(line.debugDescription) encodes as \(request.line.debugDescription), which does not read back the same")
                 }
             }
-            let peer = ControlSession.Peer(id: n % 3, uid: n % 2 == 0 ? 0 : 1000, trusted: n % 2 == 0)
+            let peer = peers[n % 3]
             let outcome = session.handle(String(line), from: peer, view: view)
             let reply = outcome.reply ?? ControlSession.reloaded(commands: fuzzTable.commands.count, refusal: nil)
             checkJSONLine(reply.line)
             guard let decoded = try? ControlReply.parse(reply.line), decoded == reply else {
                 fatalError("reply \(reply.line.debugDescription) does not decode to itself")
+            }
+            for effect in outcome.effects {
+                if case .runCommand(let command, _, let uid) = effect, !peer.trusted, !session.sessions.isActive(uid) || uid != peer.uid {
+                    fatalError("run_command \(command.id) for uid \(uid) from uid \(peer.uid), not active on any seat")
+                }
             }
             if n % 5 == 4 { _ = session.disconnected(n % 3) }
         }

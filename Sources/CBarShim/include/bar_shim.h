@@ -15,23 +15,32 @@ enum {
 
 typedef void (*kbdbar_event_cb)(void *context);
 typedef void (*kbdbar_tap_cb)(void *context, int32_t index);
+typedef void (*kbdbar_width_cb)(void *context, int32_t width);
 
 /// Connects to the display (GDK_BACKEND=wayland) and checks for layer-shell.
 int kbdbar_init(void);
-/// The callbacks: a tap on toolbar button `index`, the watched descriptor readable (or hung
-/// up), the one-shot timer fired.
-void kbdbar_set_callbacks(void *context, kbdbar_tap_cb tap, kbdbar_event_cb readable, kbdbar_event_cb timer);
+/// The callbacks: a tap on toolbar button `index` (-1: the More button), the watched
+/// descriptor readable (or hung up), the one-shot timer fired, the toolbar's surface got a
+/// new width (called from an idle callback, never while GTK lays the bar out).
+void kbdbar_set_callbacks(void *context, kbdbar_tap_cb tap, kbdbar_event_cb readable, kbdbar_event_cb timer,
+                          kbdbar_width_cb resized);
 /// Watches one descriptor (replacing the one watched before); -1 stops watching.
 void kbdbar_watch(int fd);
 /// Arms the one-shot timer (replacing an armed one); a negative value disarms it.
 void kbdbar_arm_timer(int32_t milliseconds);
 
 /// The toolbar: cleared, then filled with groups and buttons, then shown or hidden. Its
-/// exclusive zone is its height: windows move out of its way while it is shown.
+/// exclusive zone is its height: windows move out of its way while it is shown. Its content
+/// never widens its surface (a viewport with no scrollbar): what does not fit is cut off,
+/// and labels are ellipsized past 24 characters.
 void kbdbar_toolbar_begin(int32_t height);
 void kbdbar_toolbar_group(const char *title);
 void kbdbar_toolbar_button(const char *label, const char *tooltip, int32_t index);
 void kbdbar_toolbar_show(int visible);
+/// How wide `text` is drawn on a button's label, in pixels (GTK's font for the screen).
+int32_t kbdbar_text_width(const char *text);
+/// The first output's width in pixels (0 when GDK knows no output yet).
+int32_t kbdbar_output_width(void);
 
 /// The HUD: a centred overlay (no input, no keyboard focus), cleared and filled the same way.
 void kbdbar_hud_begin(const char *heading);

@@ -48,7 +48,8 @@ import Testing
         "kbd-commandd-daemon": ["KbdService"],
         "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),
         "kbd-bench": Self.library.union(["KbdService", "KbdTestSupport", "Logging", "Synchronization"]),
-        "kbd-fuzz": Self.library,
+        // The control target's logind is KbdTestSupport's FakeLogin.
+        "kbd-fuzz": Self.library.union(["KbdTestSupport"]),
     ]
     /// The library's modules (what the umbrella re-exports).
     static let library: Set<String> = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",

@@ -94,6 +94,57 @@ struct UserBudgetTests {
         #expect(adminReplies.allSatisfy { $0 == #"{"reply":"ping","ok":true}"# } && adminReplies.count == lines)
     }
 
+    /// Issue 33 item 6c: fifteen local users holding every connection they may (16 each) took
+    /// all 240 users' slots, and the agent of the user at the keyboard was refused ("too many
+    /// clients (240 …)"). Now each uid gets a fair share of what the others left, and the uid
+    /// owning seat0's active session always finds a slot for its agent and its bar.
+    @Test func fifteenUsersCannotLockOutTheActiveUser() throws {
+        let h = try DaemonHarness(userAgents: true)
+        h.daemon.setPeerAuthorization { _, _, _ in false }
+        let active: UInt32 = 1000
+        h.login.activate(active)
+        // The uid each new connection has, in connect order (the listener accepts in that order).
+        var uids: [UInt32] = []
+        h.daemon.setPeerCredentials { _, real in uids.isEmpty ? real : (real.pid, uids.removeFirst(), 100) }
+        func connect(_ uid: UInt32, _ n: Int) throws -> [SocketClient] {
+            var out: [SocketClient] = []
+            for _ in 0..<n {
+                uids.append(uid)
+                out.append(try SocketClient(path: h.socketPath))
+            }
+            h.pump(4)
+            #expect(uids.isEmpty, "every connection of uid \(uid) was accepted or refused")
+            return out
+        }
+        /// Refusals, by their reason; the clients served.
+        var refusals: [UInt32: String] = [:]
+        func served(_ clients: [SocketClient], uid: UInt32) -> Int {
+            var open: [SocketClient] = []
+            for c in clients {
+                let r = c.receive()
+                if r.closed { refusals[uid] = r.lines.first } else { open.append(c) }
+            }
+            for c in open { c.send(#"{"request":"ping"}"# + "\n") }
+            h.pump(4)
+            return open.map { $0.receive() }.filter { $0.lines == [#"{"reply":"ping","ok":true}"#] && !$0.closed }.count
+        }
+        var others: [[SocketClient]] = []
+        for i in 0..<15 { others.append(try connect(2001 + UInt32(i), 16)) }
+        let counts = others.enumerated().map { served($0.element, uid: 2001 + UInt32($0.offset)) }
+        // The first uids get their 16, later ones less as the free slots shrink; nobody none.
+        #expect(counts.prefix(7).allSatisfy { $0 == 16 }, "\(counts)")
+        #expect(counts.allSatisfy { $0 >= 4 }, "\(counts)")
+        #expect(counts.reduce(0, +) < 256 - 16 - 2, "\(counts)")
+        // The active user's agent and bar.
+        let agent = try connect(active, 2)
+        #expect(served(agent, uid: active) == 2, "the active session's agent and bar got their slots: \(refusals[active] ?? "")")
+        #expect(refusals[2015]?.contains("too many clients of uid 2015 (its share: 4 of the 66 slots 14 other users left)") == true,
+                "\(refusals[2015] ?? "not refused")")
+        // A sixteenth user still finds a slot.
+        #expect(served(try connect(3000, 1), uid: 3000) == 1)
+        #expect(h.daemon.activeSessions.isActive(active))
+    }
+
     /// `kbd-commandd reload` when the service refuses the connection: the reason, not SIGPIPE
     /// (exit 141) or "cannot send the request".
     @Test func askReadsWhyTheServiceRefusedTheConnection() throws {
