@@ -61,9 +61,10 @@ public final class ControlSession {
 
     /// What the daemon does after a request: the pipeline's routing and the client's subscriptions.
     public enum Effect {
-        /// The system table's scopes (the newest claim of any client) changed.
-        case systemScopes([String])
-        case systemTextInput(Bool)
+        /// The system table's scopes on `seat` (the newest claim of an operator or of the
+        /// user whose session is active there) changed: its keyboards route with them.
+        case systemScopes([String], seat: String)
+        case systemTextInput(Bool, seat: String)
         /// The scopes routing `owner`'s own table (nil: it follows the system table's).
         case ownScopes(owner: Int, [String]?)
         case ownTextInput(owner: Int, Bool?)
@@ -75,11 +76,11 @@ public final class ControlSession {
         /// Tell the clients of `uid` that its session on `seat` became active or not.
         case sessionEvent(uid: UInt32, seat: String, active: Bool)
         case subscribe(client: Int, Set<PipelineEvent.Kind>)
-        /// The keymap keys are mapped with: the newest desktop keymap a client claims (nil: the
-        /// service's own).
-        case keymap(ControlRequest.Keymap?)
-        /// Sticky keys: the newest desktop setting a client claims (nil: the config's).
-        case stickyKeys(Bool?)
+        /// The keymap `seat`'s keys are mapped with: the newest desktop keymap claimed there
+        /// (nil: the service's own).
+        case keymap(ControlRequest.Keymap?, seat: String)
+        /// Sticky keys on `seat`: the newest desktop setting claimed there (nil: the config's).
+        case stickyKeys(Bool?, seat: String)
         /// Reload the config; the daemon answers with `reloaded(outcome:)`.
         case reload
         /// A line for the service's log (never typed text, never a window title).
@@ -142,20 +143,69 @@ public final class ControlSession {
 
     public init() {}
 
-    /// Whether a claim steers the system table: an operator's, or the claim of a user whose
-    /// session is active on a seat (the person at the keyboard).
-    private func steers<Value>(_ claim: Claim<Value>) -> Bool { claim.trusted || sessions.isActive(claim.uid) }
+    /// What steers the system table and the reading of keys on one seat: the newest claims
+    /// of operators and of the user whose session is active on that seat.
+    public struct SeatClaims: Sendable, Equatable {
+        public var scopes: [String] = []
+        public var textInput = false
+        public var keymap: ControlRequest.Keymap?
+        public var stickyKeys: Bool?
+        public init() {}
+    }
 
-    /// The system table's scopes: the newest claim of an operator or of the active session's user.
-    public var systemScopes: [String] { scopeClaims.last { steers($0) }?.value ?? [] }
-    /// Whether text is being typed, for the system table: the newest such claim.
-    public var systemTextInput: Bool { textInputClaims.last { steers($0) }?.value ?? false }
-    /// The desktop keymap keys are mapped with: the newest claim of an operator or of the
-    /// active session's user (nil: the service's own). A user who leaves the seat no longer
-    /// steers it; their claim counts again when their session is active again.
-    public var keymap: ControlRequest.Keymap? { keymapClaims.last { steers($0) }?.value }
-    /// The desktop's sticky keys: the newest such claim (nil: `[accessibility] sticky_keys`).
-    public var stickyKeys: Bool? { stickyClaims.last { steers($0) }?.value }
+    /// The seats claims are worked out for: the default one and every seat logind named.
+    public private(set) var knownSeats: [String] = [ActiveSessions.defaultSeat]
+
+    /// The claims steering `seat`: an operator's steer every seat; a user's only the seat
+    /// where their session is active (a user at seat1 steers and watches only seat1).
+    public func claims(seat: String) -> SeatClaims {
+        let here = sessions.activeUID[seat]
+        func steers<Value>(_ c: Claim<Value>) -> Bool { c.trusted || (here != nil && c.uid == here) }
+        var out = SeatClaims()
+        out.scopes = scopeClaims.last(where: steers)?.value ?? []
+        out.textInput = textInputClaims.last(where: steers)?.value ?? false
+        out.keymap = keymapClaims.last(where: steers)?.value
+        out.stickyKeys = stickyClaims.last(where: steers)?.value
+        return out
+    }
+
+    /// Every known seat's claims, to compare after a change (`changedClaims(since:)`).
+    private func seatClaims() -> [String: SeatClaims] {
+        var out: [String: SeatClaims] = [:]
+        for seat in knownSeats { out[seat] = claims(seat: seat) }
+        return out
+    }
+
+    /// The effects that bring every seat from `before` to its claims now.
+    private func changedClaims(since before: [String: SeatClaims]) -> [Effect] {
+        var effects: [Effect] = []
+        for seat in knownSeats {
+            let old = before[seat] ?? SeatClaims(), new = claims(seat: seat)
+            if old.scopes != new.scopes { effects.append(.systemScopes(new.scopes, seat: seat)) }
+            if old.textInput != new.textInput { effects.append(.systemTextInput(new.textInput, seat: seat)) }
+            if old.keymap != new.keymap { effects.append(.keymap(new.keymap, seat: seat)) }
+            if old.stickyKeys != new.stickyKeys { effects.append(.stickyKeys(new.stickyKeys, seat: seat)) }
+        }
+        return effects
+    }
+
+    /// The seat whose claims apply to `peer`: the seat where its uid is active (the first by
+    /// name), else the default seat (operators, who have no seat of their own).
+    public func seat(of peer: Peer) -> String {
+        peer.trusted ? ActiveSessions.defaultSeat : sessions.seats(of: peer.uid).first ?? ActiveSessions.defaultSeat
+    }
+
+    /// The default seat's system scopes: the newest claim of an operator or of the user
+    /// active there.
+    public var systemScopes: [String] { claims(seat: ActiveSessions.defaultSeat).scopes }
+    /// Whether text is being typed, for the system table on the default seat.
+    public var systemTextInput: Bool { claims(seat: ActiveSessions.defaultSeat).textInput }
+    /// The desktop keymap the default seat's keys are mapped with (nil: the service's own).
+    /// A user who leaves the seat no longer steers it; their claim counts again when their
+    /// session is active again.
+    public var keymap: ControlRequest.Keymap? { claims(seat: ActiveSessions.defaultSeat).keymap }
+    /// The desktop's sticky keys on the default seat (nil: `[accessibility] sticky_keys`).
+    public var stickyKeys: Bool? { claims(seat: ActiveSessions.defaultSeat).stickyKeys }
     /// The clients with a registered table.
     public var tableOwners: [Int] { userTables.map(\.owner) }
     public func table(of owner: Int) -> CommandTable? { userTables.first { $0.owner == owner }?.table }
@@ -166,15 +216,13 @@ public final class ControlSession {
     /// is). Returns what to apply: the pipeline's routing, the system table's claims (a user
     /// who left the seat no longer steers them) and an event for each user who came or left.
     public func sessionsChanged(_ next: ActiveSessions, problem: String?) -> [Effect] {
-        let scopesBefore = systemScopes, textInputBefore = systemTextInput, keymapBefore = keymap, stickyBefore = stickyKeys
+        let before = seatClaims()
         let changes = next.changes(from: sessions)
         sessions = next
         loginProblem = problem
+        for seat in next.activeUID.keys.sorted() where !knownSeats.contains(seat) { knownSeats.append(seat) }
         var effects: [Effect] = [.activeSessions(next)]
-        if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
-        if systemTextInput != textInputBefore { effects.append(.systemTextInput(systemTextInput)) }
-        if keymap != keymapBefore { effects.append(.keymap(keymap)) }
-        if stickyKeys != stickyBefore { effects.append(.stickyKeys(stickyKeys)) }
+        effects += changedClaims(since: before)
         for change in changes {
             if let from = change.from { effects.append(.sessionEvent(uid: from, seat: change.seat, active: false)) }
             if let to = change.to { effects.append(.sessionEvent(uid: to, seat: change.seat, active: true)) }
@@ -207,21 +255,19 @@ public final class ControlSession {
                                                       started: view.started, geometry: view.geometry))
             return Outcome(reply: reply, effects: [.subscribe(client: peer.id, kinds)])
         case .setScopes(let list):
-            let before = systemScopes
+            let before = seatClaims()
             scopeClaims.removeAll { $0.client == peer.id }
             scopeClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: list))
-            var effects: [Effect] = []
-            if systemScopes != before { effects.append(.systemScopes(systemScopes)) }
+            var effects = changedClaims(since: before)
             effects.append(.ownScopes(owner: peer.id, list))
             // Scope names only: a focus-following agent never sends window titles.
             effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) set scopes [\(list.joined(separator: ", "))]"))
             return Outcome(reply: .setScopes(list), effects: effects)
         case .setTextInput(let active):
-            let before = systemTextInput
+            let before = seatClaims()
             textInputClaims.removeAll { $0.client == peer.id }
             textInputClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: active))
-            var effects: [Effect] = []
-            if systemTextInput != before { effects.append(.systemTextInput(systemTextInput)) }
+            var effects = changedClaims(since: before)
             effects.append(.ownTextInput(owner: peer.id, active))
             effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) set text input \(active ? "on" : "off")"))
             return Outcome(reply: .setTextInput(active), effects: effects)
@@ -237,11 +283,10 @@ public final class ControlSession {
             return setKeymap(keymap, for: peer, view: view)
         case .setStickyKeys(let enabled):
             if let refusal = desktopClaimRefusal("set_sticky_keys", clearing: enabled == nil, for: peer, now: view.now) { return refusal }
-            let before = stickyKeys
+            let before = seatClaims()
             stickyClaims.removeAll { $0.client == peer.id }
             if let enabled { stickyClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: enabled)) }
-            var effects: [Effect] = []
-            if stickyKeys != before { effects.append(.stickyKeys(stickyKeys)) }
+            var effects = changedClaims(since: before)
             effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) " + (enabled.map { "set sticky keys \($0 ? "on" : "off")" } ?? "withdrew its sticky keys")))
             return Outcome(reply: .setStickyKeys(enabled), effects: effects)
         case .runCommand(let id, let table):
@@ -256,7 +301,7 @@ public final class ControlSession {
 
     /// A client left: what it claimed and registered leaves with it.
     public func disconnected(_ client: Int) -> [Effect] {
-        let scopesBefore = systemScopes, textInputBefore = systemTextInput, keymapBefore = keymap, stickyBefore = stickyKeys
+        let before = seatClaims()
         scopeClaims.removeAll { $0.client == client }
         textInputClaims.removeAll { $0.client == client }
         keymapClaims.removeAll { $0.client == client }
@@ -267,10 +312,7 @@ public final class ControlSession {
             effects.append(.userTable(owner: client, nil, uid: nil))
         }
         effects += [.ownScopes(owner: client, nil), .ownTextInput(owner: client, nil)]
-        if systemScopes != scopesBefore { effects.append(.systemScopes(systemScopes)) }
-        if systemTextInput != textInputBefore { effects.append(.systemTextInput(systemTextInput)) }
-        if keymap != keymapBefore { effects.append(.keymap(keymap)) }
-        if stickyKeys != stickyBefore { effects.append(.stickyKeys(stickyKeys)) }
+        effects += changedClaims(since: before)
         return effects
     }
 
@@ -330,11 +372,10 @@ public final class ControlSession {
                 return Outcome(reply: .refused(name: "set_keymap", message: problem), effects: [])
             }
         }
-        let before = self.keymap
+        let before = seatClaims()
         keymapClaims.removeAll { $0.client == peer.id }
         if let keymap { keymapClaims.append(Claim(client: peer.id, uid: peer.uid, trusted: peer.trusted, value: keymap)) }
-        var effects: [Effect] = []
-        if self.keymap != before { effects.append(.keymap(self.keymap)) }
+        var effects = changedClaims(since: before)
         effects.append(.log(.debug, "control: client \(peer.id) (uid \(peer.uid)) " + (keymap.map { "set keymap layout \($0.layout) group \($0.group)" } ?? "withdrew its keymap")))
         return Outcome(reply: .setKeymap(keymap), effects: effects)
     }
@@ -373,7 +414,7 @@ public final class ControlSession {
         switch table {
         case .system:
             guard let command = view.systemTable.command(id: id) else { return unknown(view.systemTable.commands.map(\.id), "the service's table") }
-            if let refusal = outOfChain(command, scopes: systemScopes) { return refused(refusal) }
+            if let refusal = outOfChain(command, scopes: claims(seat: seat(of: peer)).scopes) { return refused(refusal) }
             effect = .runCommand(command, owner: nil, uid: peer.uid)
         case .user:
             // The caller's own table if it registered one, else its uid's agent's.
@@ -381,7 +422,7 @@ public final class ControlSession {
             guard let (owner, command) = owners.lazy.compactMap({ o in self.table(of: o)?.command(id: id).map { (o, $0) } }).first else {
                 return unknown(owners.compactMap { self.table(of: $0) }.flatMap { $0.commands.map(\.id) }, "the table uid \(peer.uid) registered")
             }
-            if let refusal = outOfChain(command, scopes: ownScopes(owner) ?? systemScopes) { return refused(refusal) }
+            if let refusal = outOfChain(command, scopes: ownScopes(owner) ?? claims(seat: seat(of: peer)).scopes) { return refused(refusal) }
             effect = .runCommand(command, owner: owner, uid: peer.uid)
         }
         _ = runBudget[peer.uid, default: RateBudget(perSecond: rate, now: view.now)].take(1, now: view.now)

@@ -487,7 +487,9 @@ public final class KeyboardDaemon {
 
     /// What a client's HUD and toolbar show: the system table, and the tables its uid registered.
     private func commandSources(for client: ControlServer.Client) -> [Discoverability.Source] {
-        var sources = [Discoverability.Source(table: pipeline.table, scopes: pipeline.router.activeScopes, textInput: pipeline.router.textInputActive)]
+        // The system table as the client's seat routes it (a user at seat1 sees seat1's chain).
+        let routing = pipeline.systemRouting(seat: session.seat(of: peer(client)))
+        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput)]
         for owner in session.tableOwners(uid: client.uid) {
             guard let table = pipeline.userTables.first(where: { $0.owner == owner })?.table, let state = pipeline.userState(owner: owner) else { continue }
             sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput))
@@ -503,7 +505,9 @@ public final class KeyboardDaemon {
     private func sendHud(time: EventTime, trigger: HudTrigger, view: Discoverability.View?, onlyChanged: Bool = false) {
         guard let control else { return }
         let seconds = Double(time.microseconds) / 1_000_000
-        for client in control.clients.values where client.subscriptions.contains(.hud) && session.seesCommands(peer(client)) {
+        // Only operators and the user active on the seat whose keyboard drove the HUD.
+        let hudSeatUser = session.sessions.activeUID[pipeline.hudSeat]
+        for client in control.clients.values where client.subscriptions.contains(.hud) && (client.trusted || client.uid == hudSeatUser) {
             var hud = ControlEvent.Hud.hidden(trigger)
             if let view {
                 let sources = commandSources(for: client)
@@ -682,17 +686,17 @@ public final class KeyboardDaemon {
         if effects.contains(where: { if case .log = $0 { false } else { true } }) { toolbarsStale = true }
         for effect in effects {
             switch effect {
-            case .systemScopes(let scopes): pipeline.setScopes(scopes)
-            case .systemTextInput(let active): pipeline.setTextInputActive(active)
+            case .systemScopes(let scopes, let seat): pipeline.setScopes(scopes, seat: seat)
+            case .systemTextInput(let active, let seat): pipeline.setTextInputActive(active, seat: seat)
             case .ownScopes(let owner, let scopes): pipeline.setScopes(scopes, owner: owner)
             case .ownTextInput(let owner, let active): pipeline.setTextInputActive(active, owner: owner)
             case .userTable(let owner, let table, let uid): pipeline.setUserTable(table, owner: owner, uid: uid)
             case .activeSessions(let sessions): pipeline.setActiveSessions(sessions)
             case .sessionEvent(let uid, let seat, let active): sendSessionEvent(uid: uid, seat: seat, active: active)
-            case .keymap(let keymap): applyDesktopKeymap(keymap)
-            case .stickyKeys(let on):
-                pipeline.setStickyKeys(on)
-                logReading("sticky keys \(pipeline.mapper.stickyKeysOn ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))",
+            case .keymap(let keymap, let seat): applyDesktopKeymap(keymap, seat: seat)
+            case .stickyKeys(let on, let seat):
+                pipeline.setStickyKeys(on, seat: seat)
+                logReading("\(seat): sticky keys \(on ?? pipeline.options.stickyKeys ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))",
                            last: &stickyLoggedAt)
             case .subscribe(_, let kinds):
                 client?.subscriptions = kinds
@@ -743,17 +747,17 @@ public final class KeyboardDaemon {
     }
 
     /// Maps keys with the desktop's keymap and active layout (nil: the service's own again).
-    private func applyDesktopKeymap(_ keymap: ControlRequest.Keymap?) {
+    private func applyDesktopKeymap(_ keymap: ControlRequest.Keymap?, seat: String) {
         guard let keymap else {
-            try? pipeline.setKeymap(nil, layout: nil)
-            logReading("keymap: the service's own again (\(loaded.keymap.names))", last: &keymapLoggedAt)
+            try? pipeline.setKeymap(nil, layout: nil, seat: seat)
+            logReading("\(seat): keymap: the service's own again (\(loaded.keymap.names))", last: &keymapLoggedAt)
             return
         }
         do {
-            try pipeline.setKeymap(try desktopKeymap(keymap), layout: keymap.group)
-            logReading("keymap: the desktop's, layout \(keymap.layout) variant \(keymap.variant ?? "") group \(keymap.group)", last: &keymapLoggedAt)
+            try pipeline.setKeymap(try desktopKeymap(keymap), layout: keymap.group, seat: seat)
+            logReading("\(seat): keymap: the desktop's, layout \(keymap.layout) variant \(keymap.variant ?? "") group \(keymap.group)", last: &keymapLoggedAt)
         } catch {
-            logger.warning("keymap: cannot use the desktop's (\(error)); keeping \(pipeline.mapper.keymap.names)")
+            logger.warning("\(seat): keymap: cannot use the desktop's (\(error)); keeping the one it had")
         }
     }
 
@@ -804,8 +808,11 @@ public final class KeyboardDaemon {
                 desktopKeymaps.removeAll()
                 loaded = next
                 // A desktop's keymap and sticky keys still hold: compiled with the new rules and model.
-                if session.keymap != nil { applyDesktopKeymap(session.keymap) }
-                if let sticky = session.stickyKeys { pipeline.setStickyKeys(sticky) }
+                for seat in session.knownSeats {
+                    let claims = session.claims(seat: seat)
+                    if claims.keymap != nil { applyDesktopKeymap(claims.keymap, seat: seat) }
+                    if let sticky = claims.stickyKeys { pipeline.setStickyKeys(sticky, seat: seat) }
+                }
             }
         } catch {
             logger.error("reload failed, keeping the previous config: \(error)")

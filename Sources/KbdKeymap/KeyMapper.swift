@@ -85,11 +85,14 @@ public final class KeyMapper {
     }
 
     /// Starts tracking a device with a fresh state (no keys down, first layout).
-    public func attach(_ device: DeviceID) throws(KeymapError) {
+    /// With `keymap` (and `layout` locked) or `sticky`, the device reads as its seat does
+    /// (a session there claimed it) instead of as the mapper's own settings say.
+    public func attach(_ device: DeviceID, keymap seatKeymap: XkbKeymap? = nil, layout seatLayout: Int? = nil, sticky: Bool? = nil) throws(KeymapError) {
         devices[device] = DeviceKeyboard(
-            state: try XkbState(keymap: keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
-            sticky: stickyKeysOn)
-        if let lockedLayout { devices[device]?.state.lockLayout(lockedLayout) }
+            state: try XkbState(keymap: seatKeymap ?? keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
+            sticky: sticky ?? stickyKeysOn)
+        let layout = seatKeymap == nil ? lockedLayout : seatLayout
+        if let layout { devices[device]?.state.lockLayout(min(max(0, layout), max(0, (seatKeymap ?? keymap).layoutCount - 1))) }
     }
 
     /// Maps keys with `keymap` from now on (a desktop's keymap, or the service's own back),
@@ -109,6 +112,33 @@ public final class KeyMapper {
         let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
         lockedLayout = layout
         if let layout { for (_, kbd) in devices.entries { kbd.state.lockLayout(layout) } }
+    }
+
+    /// Maps only `ids` with `keymap` and `layout` locked (one seat's keyboards); the mapper's
+    /// own keymap, for the others and for devices attached later, stays as it is.
+    public func setKeymap(_ keymap: XkbKeymap, layout: Int?, devices ids: [DeviceID]) throws(KeymapError) {
+        let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
+        for id in ids {
+            guard let kbd = devices[id] else { continue }
+            let moved = kbd.state.keymap === keymap ? kbd : DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
+            devices[id] = moved
+            if let layout { moved.state.lockLayout(layout) }
+        }
+    }
+
+    /// Turns sticky keys on or off for `ids` only (one seat's keyboards).
+    public func setStickyKeys(_ on: Bool, devices ids: [DeviceID]) {
+        for id in ids { if let kbd = devices[id] { setSticky(on, kbd) } }
+    }
+
+    private func setSticky(_ on: Bool, _ kbd: DeviceKeyboard) {
+        if on {
+            if kbd.sticky == nil { kbd.sticky = StickyKeys() }
+        } else if kbd.sticky != nil {
+            kbd.state.setSticky(latched: 0, locked: 0, replacing: kbd.stickyLockMask)
+            kbd.sticky = nil
+            kbd.stickyLockMask = 0
+        }
     }
 
     /// Turns sticky keys on or off for every device (the desktop's setting); turned off,
@@ -136,7 +166,7 @@ public final class KeyMapper {
     /// The modifiers sticky keys latched and locked on the device (empty when off).
     public func sticky(_ device: DeviceID) -> (latched: ModifierSet, locked: ModifierSet) {
         guard let kbd = devices[device], let s = kbd.sticky else { return ([], []) }
-        return (keymap.modifiers(fromMask: s.latched), keymap.modifiers(fromMask: s.locked))
+        return (kbd.state.keymap.modifiers(fromMask: s.latched), kbd.state.keymap.modifiers(fromMask: s.locked))
     }
 
     /// The device's effective layout right now.
@@ -228,6 +258,8 @@ public final class KeyMapper {
     /// Fills `event` (time, device, code and state already set) when the key event counts.
     private func map(_ kbd: DeviceKeyboard, device: DeviceID, time: EventTime, code: UInt16, state: KeyState,
                      into event: inout KeyEvent) -> Verdict {
+        // The device's own keymap: its seat may read with a desktop's (set_keymap).
+        let keymap = kbd.state.keymap
         let isDown = kbd.down.contains(code)
         switch state {
         case .press:

@@ -45,14 +45,17 @@ public final class Pipeline {
         /// The logind seat (udev `ID_SEAT`, else seat0): a user's table fires only for keys
         /// typed on a seat where that user's session is active.
         let seat: String
+        /// The seat's index in `seatNames` (0: the default seat), compared on each key.
+        let seatIndex: Int
         /// Inside a SYN_DROPPED frame: events are discarded until SYN_REPORT.
         var dropping = false
         var droppedEvents = 0
-        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict) {
+        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict, seatIndex: Int) {
             self.name = name
             self.description = description
             self.verdict = verdict
             self.seat = description.seat
+            self.seatIndex = seatIndex
         }
     }
 
@@ -60,7 +63,20 @@ public final class Pipeline {
     public private(set) var mapper: KeyMapper
     /// The service's own keymap (the config's), which `setKeymap(nil, …)` brings back.
     public let baseKeymap: XkbKeymap
+    /// The system table's router of the seat whose keyboard typed last (the default seat's
+    /// until another seat's keyboard types); the other seats' wait in `parkedRouters`, each
+    /// with its own scopes, text input and pending sequence.
     public private(set) var router: ChordRouter
+    /// Seat names by index; 0 is the default seat.
+    private var seatNames: [String] = [ActiveSessions.defaultSeat]
+    /// Per seat index, its system router while another seat's is `router` (nil: it is `router`).
+    private var parkedRouters: [ChordRouter?] = [nil]
+    private var routerSeat = 0
+    /// How each seat's keys are read when its session (or an operator) claimed it: a
+    /// desktop's keymap and locked layout, sticky keys. A seat absent here reads with the
+    /// service's own keymap and the config's sticky keys.
+    private var seatKeymaps: [String: (keymap: XkbKeymap, layout: Int?)] = [:]
+    private var seatSticky: [String: Bool] = [:]
     public private(set) var presence: KeyboardPresence
     /// The layout guide that presence drives (nil: no `[geometry]` configured).
     public private(set) var geometry: KeyboardGeometry?
@@ -132,7 +148,7 @@ public final class Pipeline {
         let changed = !sessions.changes(from: activeSessions).isEmpty
         activeSessions = sessions
         guard changed else { return }
-        router.cancelPending()
+        forEachSystemRouter { $0.cancelPending() }
         for i in userRouters.indices { userRouters[i].router.cancelPending() }
         for (id, device) in devices.entries where device.verdict.isKeyboard {
             for code in mapper.keysDown(id) { heldAtSwitch.insert(HeldKey(device: id, code: code)) }
@@ -148,10 +164,55 @@ public final class Pipeline {
     /// tables whose owners set none of their own. A router whose scopes do not change keeps
     /// its pending sequence.
     public func setScopes(_ scopes: [String]) {
-        if router.activeScopes != scopes { router.setScopes(scopes) }
+        setScopes(scopes, seat: ActiveSessions.defaultSeat)
+    }
+
+    /// Sets the active scopes of `seat`'s system table (its keyboards route with them), and of
+    /// the users' tables without scopes of their own when it is the default seat.
+    public func setScopes(_ scopes: [String], seat: String) {
+        withSystemRouter(seat) { if $0.activeScopes != scopes { $0.setScopes(scopes) } }
+        guard seat == ActiveSessions.defaultSeat else { return }
         for i in userRouters.indices where ownScopes[userRouters[i].owner] == nil && userRouters[i].router.activeScopes != scopes {
             userRouters[i].router.setScopes(scopes)
         }
+    }
+
+    /// The scopes and text input of `seat`'s system table.
+    public func systemRouting(seat: String) -> (scopes: [String], textInput: Bool) {
+        guard let i = seatNames.firstIndex(of: seat), i != routerSeat, let parked = parkedRouters[i] else {
+            return seatNames.firstIndex(of: seat) == nil ? ([], false) : (router.activeScopes, router.textInputActive)
+        }
+        return (parked.activeScopes, parked.textInputActive)
+    }
+
+    /// The index of `seat`, a router for it made on first sight (no scopes, no text input
+    /// until the seat's claims arrive).
+    private func seatIndex(_ seat: String) -> Int {
+        if let i = seatNames.firstIndex(of: seat) { return i }
+        seatNames.append(seat)
+        parkedRouters.append(ChordRouter(table: router.table))
+        return seatNames.count - 1
+    }
+
+    /// Applies `change` to the system router of `seat`.
+    private func withSystemRouter(_ seat: String, _ change: (inout ChordRouter) -> Void) {
+        let i = seatIndex(seat)
+        if i == routerSeat { change(&router) } else { change(&parkedRouters[i]!) }
+    }
+
+    /// Makes `router` the system router of seat `index`, parking the one it was.
+    private func switchRouter(to index: Int) {
+        guard index != routerSeat, let next = parkedRouters[index] else { return }
+        parkedRouters[routerSeat] = router
+        parkedRouters[index] = nil
+        router = next
+        routerSeat = index
+    }
+
+    /// Every system router: the current one, then the parked ones.
+    private func forEachSystemRouter(_ body: (inout ChordRouter) -> Void) {
+        body(&router)
+        for i in parkedRouters.indices where parkedRouters[i] != nil { body(&parkedRouters[i]!) }
     }
 
     /// Sets the scopes of `owner`'s own table (its session's focus); nil: it follows the
@@ -165,7 +226,14 @@ public final class Pipeline {
     }
 
     public func setTextInputActive(_ active: Bool) {
-        router.textInputActive = active
+        setTextInputActive(active, seat: ActiveSessions.defaultSeat)
+    }
+
+    /// Sets whether text is typed on `seat`, for its system table (and, on the default seat,
+    /// for the users' tables without a claim of their own).
+    public func setTextInputActive(_ active: Bool, seat: String) {
+        withSystemRouter(seat) { $0.textInputActive = active }
+        guard seat == ActiveSessions.defaultSeat else { return }
         for i in userRouters.indices where ownTextInput[userRouters[i].owner] == nil { userRouters[i].router.textInputActive = active }
     }
 
@@ -184,6 +252,9 @@ public final class Pipeline {
     public func adoptRouting(from other: Pipeline) {
         router.setScopes(other.router.activeScopes)
         router.textInputActive = other.router.textInputActive
+        seatNames = other.seatNames
+        routerSeat = other.routerSeat
+        parkedRouters = other.parkedRouters.map { $0.map { ChordRouter(table: router.table, scopes: $0.activeScopes, textInputActive: $0.textInputActive) } }
         ownScopes = other.ownScopes
         ownTextInput = other.ownTextInput
         activeSessions = other.activeSessions
@@ -197,16 +268,33 @@ public final class Pipeline {
     /// locked (its active layout); nil: the service's own keymap again, first layout. Keys
     /// held stay held; both the system table and users' tables see the keys mapped so.
     public func setKeymap(_ keymap: XkbKeymap?, layout: Int?) throws(KeymapError) {
+        seatKeymaps.removeAll()
         try mapper.setKeymap(keymap ?? baseKeymap, layout: keymap == nil ? nil : layout)
+    }
+
+    /// Maps `seat`'s keyboards with `keymap` and `layout` locked (nil: the service's own
+    /// again); the other seats' keyboards are read as before.
+    public func setKeymap(_ keymap: XkbKeymap?, layout: Int?, seat: String) throws(KeymapError) {
+        seatKeymaps[seat] = keymap.map { ($0, layout) }
+        let ids = devices.entries.filter { $0.1.seat == seat && $0.1.verdict.isKeyboard }.map(\.0)
+        try mapper.setKeymap(keymap ?? baseKeymap, layout: keymap == nil ? nil : layout, devices: ids)
     }
 
     /// Sticky keys as the desktop has them; nil: as `Options.stickyKeys` (the config) says.
     public func setStickyKeys(_ on: Bool?) {
+        seatSticky.removeAll()
         mapper.setStickyKeys(on ?? options.stickyKeys)
     }
 
+    /// Sticky keys on `seat`'s keyboards (nil: as the config says).
+    public func setStickyKeys(_ on: Bool?, seat: String) {
+        seatSticky[seat] = on
+        let ids = devices.entries.filter { $0.1.seat == seat && $0.1.verdict.isKeyboard }.map(\.0)
+        mapper.setStickyKeys(on ?? options.stickyKeys, devices: ids)
+    }
+
     /// Swaps in a new command table (a config reload that validated).
-    public func replaceTable(_ table: CommandTable) { router.replaceTable(table) }
+    public func replaceTable(_ table: CommandTable) { forEachSystemRouter { $0.replaceTable(table) } }
 
     /// The keyboard verdict for a device description under this pipeline's device filter.
     public func classify(_ description: DeviceDescription) -> KeyboardClassifier.Verdict {
@@ -222,6 +310,9 @@ public final class Pipeline {
     public var nextDeadline: EventTime? {
         var earliest: EventTime? = presence.nextDeadline
         if let a = router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
+        for case let parked? in parkedRouters {
+            if let a = parked.nextDeadline, earliest == nil || a < earliest! { earliest = a }
+        }
         if let a = hud.nextDeadline, earliest == nil || a < earliest! { earliest = a }
         for u in userRouters {
             if let a = u.router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
@@ -239,7 +330,7 @@ public final class Pipeline {
             emitHud(into: &out)
         }
         routerOutputs.removeAll(keepingCapacity: true)
-        router.expire(at: time, into: &routerOutputs)
+        forEachSystemRouter { $0.expire(at: time, into: &routerOutputs) }
         for i in userRouters.indices { userRouters[i].router.expire(at: time, into: &routerOutputs) }
         if hudEnabled { hudSequenceSignals(at: time, into: &out) }
         if let (at, reason) = presence.expire(at: time) { emitPresence(false, reason, at: at, into: &out) }
@@ -279,6 +370,10 @@ public final class Pipeline {
         Discoverability.View(pending: pending, sources: [Discoverability.Source(table: router.table, scopes: router.activeScopes,
                                                                                 textInput: router.textInputActive)])
     }
+
+    /// The seat whose keyboard last drove the HUD: only the user active there (and
+    /// operators) are sent what it shows.
+    public private(set) var hudSeat = ActiveSessions.defaultSeat
 
     /// Whether a subscriber draws the HUD (the daemon says; replay has none). Only then, and
     /// only with `[hud] extend_sequence_timeout`, does a shown prefix wait longer.
@@ -330,12 +425,14 @@ public final class Pipeline {
             advance(to: time, into: &out)
             let verdict = given ?? classify(description)
             if let old = devices[id], old.dropping { droppingDevices -= 1 }
-            devices[id] = Device(name: description.name, description: description, verdict: verdict)
+            devices[id] = Device(name: description.name, description: description, verdict: verdict, seatIndex: seatIndex(description.seat))
             out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard,
                                integration: verdict.isKeyboard ? verdict.integration : nil,
                                integrationReason: verdict.isKeyboard ? verdict.integrationReason : nil))
             if verdict.isKeyboard {
-                try? mapper.attach(id)
+                // A seat whose session claimed how keys are read reads this keyboard so too.
+                let reading = seatKeymaps[description.seat]
+                try? mapper.attach(id, keymap: reading?.keymap, layout: reading?.layout, sticky: seatSticky[description.seat])
                 if let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {
                     emitPresence(present, reason, at: time, into: &out)
                 }
@@ -398,7 +495,7 @@ public final class Pipeline {
             if device.verdict.isKeyboard {
                 for key in mapper.detach(id, at: time) { route(key, device: device, into: &out) }
                 routerOutputs.removeAll(keepingCapacity: true)
-                router.deviceDetached(id, at: time, into: &routerOutputs)
+                forEachSystemRouter { $0.deviceDetached(id, at: time, into: &routerOutputs) }
                 for i in userRouters.indices { userRouters[i].router.deviceDetached(id, at: time, into: &routerOutputs) }
                 if hudEnabled {
                     hud.deviceDetached(id, at: time, into: &hudOutputs)
@@ -433,9 +530,12 @@ public final class Pipeline {
 
     private func route(_ key: KeyEvent, device source: Device, into out: inout [PipelineEvent]) {
         let device = source.name
+        // Each seat routes with its own claims (an Int compare while one seat types).
+        if source.seatIndex != routerSeat { switchRouter(to: source.seatIndex) }
         if options.emitKeys { out.append(.key(key, device: device)) }
         // The HUD sees modifier keys, and every key only while it is shown or a hold is armed.
         if hudEnabled, key.isModifierKey || !hud.isQuiet {
+            hudSeat = source.seat
             hud.handle(key, othersHeld: self.mapper.keysDown(key.device).contains { $0 != key.code }, into: &hudOutputs)
             emitHud(into: &out)
         }

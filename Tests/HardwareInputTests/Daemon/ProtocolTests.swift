@@ -178,11 +178,11 @@ import Glibc
         _ = session.handle(.setScopes(["editor"]), from: Self.root, view: Self.view)
         let second = session.handle(.setScopes(["terminal"]), from: Self.alice, view: Self.view)
         #expect(session.systemScopes == ["terminal"])
-        #expect(second.effects.contains { if case .systemScopes(["terminal"]) = $0 { true } else { false } })
+        #expect(second.effects.contains { if case .systemScopes(["terminal"], seat: "seat0") = $0 { true } else { false } })
         #expect(session.ownScopes(Self.root.id) == ["editor"])
         let gone = session.disconnected(Self.alice.id)
         #expect(session.systemScopes == ["editor"])
-        #expect(gone.contains { if case .systemScopes(["editor"]) = $0 { true } else { false } })
+        #expect(gone.contains { if case .systemScopes(["editor"], seat: "seat0") = $0 { true } else { false } })
         #expect(gone.contains { if case .ownScopes(owner: 2, nil) = $0 { true } else { false } })
     }
 
@@ -268,11 +268,14 @@ import Glibc
     static let alice = ControlSession.Peer(id: 2, uid: 1000, trusted: false)
     static let bob = ControlSession.Peer(id: 3, uid: 1001, trusted: false)
 
-    static func keymaps(_ effects: [ControlSession.Effect]) -> [ControlRequest.Keymap?] {
-        effects.compactMap { if case .keymap(let k) = $0 { return .some(k) } else { return nil } }
+    /// Alice's second connection (her bar, say): the same uid, another client.
+    static let alicesBar = ControlSession.Peer(id: 5, uid: 1000, trusted: false)
+
+    static func keymaps(_ effects: [ControlSession.Effect], seat: String = "seat0") -> [ControlRequest.Keymap?] {
+        effects.compactMap { if case .keymap(let k, seat) = $0 { return .some(k) } else { return nil } }
     }
-    static func sticky(_ effects: [ControlSession.Effect]) -> [Bool?] {
-        effects.compactMap { if case .stickyKeys(let b) = $0 { return .some(b) } else { return nil } }
+    static func sticky(_ effects: [ControlSession.Effect], seat: String = "seat0") -> [Bool?] {
+        effects.compactMap { if case .stickyKeys(let b, seat) = $0 { return .some(b) } else { return nil } }
     }
 
     @Test func theNewestClaimWinsAndLeavesWithItsClient() {
@@ -284,9 +287,9 @@ import Glibc
         #expect(Self.keymaps(a.effects) == [de])
         // The same claim again changes nothing the daemon must apply.
         #expect(Self.keymaps(session.handle(.setKeymap(de), from: Self.alice, view: Self.view).effects).isEmpty)
-        #expect(Self.keymaps(session.handle(.setKeymap(ru), from: Self.bob, view: Self.view).effects) == [ru])
-        // Bob leaves: Alice's keymap again; Alice withdraws: the service's own.
-        #expect(Self.keymaps(session.disconnected(Self.bob.id)) == [de])
+        #expect(Self.keymaps(session.handle(.setKeymap(ru), from: Self.alicesBar, view: Self.view).effects) == [ru])
+        // That client leaves: the first one's keymap again; Alice withdraws: the service's own.
+        #expect(Self.keymaps(session.disconnected(Self.alicesBar.id)) == [de])
         #expect(Self.keymaps(session.handle(.setKeymap(nil), from: Self.alice, view: Self.view).effects) == [nil])
         #expect(session.keymap == nil)
     }
@@ -302,9 +305,38 @@ import Glibc
     @Test func stickyKeysClaimsFallBackToTheConfig() {
         let session = Self.session()
         #expect(Self.sticky(session.handle(.setStickyKeys(true), from: Self.alice, view: Self.view).effects) == [true])
-        #expect(Self.sticky(session.handle(.setStickyKeys(false), from: Self.bob, view: Self.view).effects) == [false])
-        #expect(Self.sticky(session.disconnected(Self.bob.id)) == [true])
+        #expect(Self.sticky(session.handle(.setStickyKeys(false), from: Self.alicesBar, view: Self.view).effects) == [false])
+        #expect(Self.sticky(session.disconnected(Self.alicesBar.id)) == [true])
         #expect(Self.sticky(session.disconnected(Self.alice.id)) == [nil])
+    }
+
+    /// Issue 33 item 5: several seats. Alice is at seat0 and Bob at seat1: each one's keymap,
+    /// sticky keys, scopes and text input steer only their own seat's keyboards; an
+    /// operator's claim steers every seat; when Bob leaves seat1 his claims stop steering it.
+    @Test func eachSeatIsSteeredByItsOwnUser() {
+        let session = Self.session()
+        let de = ControlRequest.Keymap(layout: "de"), ru = ControlRequest.Keymap(layout: "ru")
+        let a = session.handle(.setKeymap(de), from: Self.alice, view: Self.view).effects
+        #expect(Self.keymaps(a) == [de] && Self.keymaps(a, seat: "seat1").isEmpty)
+        let b = session.handle(.setKeymap(ru), from: Self.bob, view: Self.view).effects
+        #expect(Self.keymaps(b).isEmpty && Self.keymaps(b, seat: "seat1") == [ru])
+        let s = session.handle(.setStickyKeys(true), from: Self.bob, view: Self.view).effects
+        #expect(Self.sticky(s).isEmpty && Self.sticky(s, seat: "seat1") == [true])
+        let scopes = session.handle(.setScopes(["terminal"]), from: Self.bob, view: Self.view).effects
+        #expect(scopes.contains { if case .systemScopes(["terminal"], seat: "seat1") = $0 { true } else { false } })
+        #expect(!scopes.contains { if case .systemScopes(_, seat: "seat0") = $0 { true } else { false } })
+        #expect(session.claims(seat: "seat0").keymap == de && session.claims(seat: "seat1").keymap == ru)
+        #expect(session.claims(seat: "seat0").scopes == [] && session.claims(seat: "seat1").scopes == ["terminal"])
+        // run_command follows the caller's seat: Bob's chain has terminal, Alice's does not.
+        #expect(session.seat(of: Self.bob) == "seat1" && session.seat(of: Self.alice) == "seat0")
+        // An operator's claim is the newest on both seats.
+        let root = ControlSession.Peer(id: 11, uid: 0, trusted: true)
+        let op = session.handle(.setScopes(["kiosk"]), from: root, view: Self.view).effects
+        #expect(op.contains { if case .systemScopes(["kiosk"], seat: "seat0") = $0 { true } else { false } })
+        #expect(op.contains { if case .systemScopes(["kiosk"], seat: "seat1") = $0 { true } else { false } })
+        // Bob leaves seat1 (nobody there): his keymap and sticky keys stop steering it.
+        let left = session.sessionsChanged(ActiveSessions(available: true, activeUID: ["seat0": 1000]), problem: nil)
+        #expect(Self.keymaps(left, seat: "seat1") == [nil] && Self.sticky(left, seat: "seat1") == [nil] && Self.keymaps(left).isEmpty)
     }
 
     /// The red team: a uid with no session at any seat set `fr` and forced sticky keys on,

@@ -186,6 +186,54 @@ struct SeatTrustTests {
         #expect(press(1, at: 30) == 1)
     }
 
+    /// Issue 33 item 5: the system table's claims are per seat. seat1's user set the scope
+    /// `terminal` and the keymap `de`: seat1's keyboard fires the terminal command and reads
+    /// `de` (the key at US `y` is `z`), while seat0's keyboard keeps global scope and `us`.
+    /// A sequence pending on one seat is not cancelled by typing on the other.
+    @Test func theSystemTablesClaimsArePerSeat() throws {
+        let table = try CommandTable(commands: [
+            Command(id: "term-copy", title: "Copy", keys: try ChordKey.parseSequence("Ctrl+Shift+C"), scope: "terminal", location: SourceLocation(path: "t", line: 1)),
+            Command(id: "copy", title: "Copy", keys: try ChordKey.parseSequence("Ctrl+Shift+C"), location: SourceLocation(path: "t", line: 2)),
+            Command(id: "zoom", title: "Zoom", keys: try ChordKey.parseSequence("Ctrl+Z"), location: SourceLocation(path: "t", line: 3)),
+            Command(id: "undo-y", title: "Y", keys: try ChordKey.parseSequence("Ctrl+Y"), location: SourceLocation(path: "t", line: 4)),
+            Command(id: "write", title: "Write", keys: try ChordKey.parseSequence("Ctrl+X Ctrl+W"), location: SourceLocation(path: "t", line: 5)),
+        ])
+        let pipeline = try Pipeline(keymap: try Keymaps.make("us"), table: table)
+        var seat1 = try Descriptions.lenovo
+        seat1.udevSeat = "seat1"
+        var out: [PipelineEvent] = []
+        pipeline.process(.attached(DeviceID(1), try Descriptions.lenovo, verdict: nil, time: EventTime(microseconds: 0)), into: &out)
+        pipeline.process(.attached(DeviceID(2), seat1, verdict: nil, time: EventTime(microseconds: 0)), into: &out)
+        pipeline.setActiveSessions(ActiveSessions(available: true, activeUID: ["seat0": 2000, "seat1": 1000]))
+        pipeline.setScopes(["terminal"], seat: "seat1")
+        try pipeline.setKeymap(try Keymaps.make("de"), layout: 0, seat: "seat1")
+        var now: Int64 = 10
+        func chord(_ id: Int, _ codes: [UInt16]) -> [String] {
+            var out: [PipelineEvent] = []
+            for (i, code) in codes.enumerated() {
+                now += 5
+                pipeline.process(.input(DeviceID(id), InputEvent(time: EventTime(microseconds: now * 1000), type: EventType.key, code: code, value: 1)), into: &out)
+                if i == codes.count - 1 {
+                    for c in codes.reversed() {
+                        now += 5
+                        pipeline.process(.input(DeviceID(id), InputEvent(time: EventTime(microseconds: now * 1000), type: EventType.key, code: c, value: 0)), into: &out)
+                    }
+                }
+            }
+            return out.compactMap { if case .command(_, _, let command, _) = $0 { command.id } else { nil } }
+        }
+        let ctrl: UInt16 = 29, shift: UInt16 = 42, c: UInt16 = 46, y: UInt16 = 21, x: UInt16 = 45, w: UInt16 = 17
+        #expect(chord(1, [ctrl, shift, c]) == ["copy"])       // seat0: global
+        #expect(chord(2, [ctrl, shift, c]) == ["term-copy"])  // seat1: its user's terminal scope
+        #expect(chord(1, [ctrl, y]) == ["undo-y"])           // seat0 reads us: y
+        #expect(chord(2, [ctrl, y]) == ["zoom"])             // seat1 reads de: the key at US y types z
+        // A prefix on seat1, a chord on seat0 in between, the rest on seat1: it completes.
+        #expect(chord(2, [ctrl, x]).isEmpty)
+        #expect(chord(1, [ctrl, y]) == ["undo-y"])
+        #expect(chord(2, [ctrl, w]) == ["write"])
+        #expect(pipeline.systemRouting(seat: "seat1").scopes == ["terminal"] && pipeline.systemRouting(seat: "seat0").scopes == [])
+    }
+
     @Test func udevSaysTheSeat() {
         #expect(UdevDatabase.seat(in: "E:ID_INPUT=1\nE:ID_SEAT=seat-usb1\nE:ID_INPUT_KEY=1\n") == "seat-usb1")
         #expect(UdevDatabase.seat(in: "E:ID_INPUT=1\n") == nil)
