@@ -84,4 +84,38 @@ struct AgentAutostartEndToEndTests {
         #expect(third.wait() == 0)
         #expect(kill(first.pid, 0) == 0, "the first agent stopped")
     }
+
+    /// Issue 33 (7d): on a text console (XDG_SESSION_TYPE=tty, no WAYLAND_DISPLAY, no DISPLAY)
+    /// the agent registers and runs the user's commands and starts nothing graphical: no
+    /// shortcuts bar child (it was started, to exit for want of a display) and no text-input
+    /// watch (whose child connected to the session bus to start the accessibility bus). The
+    /// session bus here is a socket of the test's: nobody may connect to it.
+    @Test func onATextConsoleTheAgentStartsNoBarAndNoAccessibilityBus() throws {
+        let dir = EndToEndDirectory()
+        let config = dir.write("config.toml", "[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n", mode: 0o600)
+        let busPath = dir.path + "/bus"
+        let bus = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in busPath.utf8.enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(bus, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0 && listen(bus, 8) == 0)
+        defer { close(bus); unlink(busPath) }
+        let environment = ["LANG": "en_US.UTF-8", "HOME": dir.path, "XDG_RUNTIME_DIR": dir.path, "PATH": "/usr/bin:/bin",
+                           "XDG_SESSION_TYPE": "tty", "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(busPath)"]
+        let agent = RunningTool(["agent", "--socket", dir.path + "/none.sock", "--config", config], environment: environment)
+        #expect(agent.waitFor("waiting for the service"))
+        usleep(700_000)  // the bar and the watch were started at once, before the first connect
+        let connection = accept(bus, nil, nil)
+        if connection >= 0 { close(connection) }
+        agent.signal(SIGTERM)
+        #expect(agent.wait() == 0)
+        #expect(connection < 0, "something in the agent connected to the session bus: \(agent.stderr)")
+        #expect(agent.stderr.contains("a text console (XDG_SESSION_TYPE=tty, no WAYLAND_DISPLAY or DISPLAY): registering your commands and running them; no shortcuts bar, no focus or text-input watch"), "\(agent.stderr)")
+        #expect(!agent.stderr.contains("bar: "), "\(agent.stderr)")
+        #expect(!agent.stderr.contains("text input: "), "\(agent.stderr)")
+        #expect(agent.stderr.contains("loaded \(config)"), "\(agent.stderr)")
+    }
 }
