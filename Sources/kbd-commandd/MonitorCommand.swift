@@ -13,8 +13,9 @@ import KbdCommands
 import KbdKeymap
 
 /// `kbd-commandd monitor`: every key press, live, with what a config needs to bind it (the
-/// way `keyd monitor` and `thd --dump` show keys). Reads the devices directly (the service's
-/// rights: root or group input), prints to standard output only, never logs, never writes a file.
+/// way `keyd monitor` and `thd --dump` show keys). Reads the devices directly (as root), and
+/// follows hot-plug through the service's live source; prints to standard output only, never
+/// logs, never writes a file.
 struct MonitorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monitor",
@@ -29,9 +30,10 @@ struct MonitorCommand: ParsableCommand {
 
             It shows key presses, so what you type appears on screen, printable keys included \
             (binding them needs their names). It prints nothing else: no log, no file. Without \
-            DEVICE it watches every keyboard in /dev/input that it may read (the service's rights: \
-            root or group input). Ctrl+C stops (it is shown too). --replay FILE… reads evemu \
-            recordings instead of devices.
+            DEVICE it watches every keyboard in /dev/input that it may read (run it as root), \
+            those plugged in after it started too (an attach line says so); with none yet, it \
+            waits for one. With DEVICE it watches those nodes until the last one goes. Ctrl+C \
+            stops (it is shown too). --replay FILE… reads evemu recordings instead of devices.
 
             The config is --config FILE, else the service's files (/etc/kbd-commandd/config.toml \
             and config.d/*.toml) when they exist, else none.
