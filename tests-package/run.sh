@@ -15,7 +15,9 @@
 #     `udevadm test` from /run/udev/rules.d in a private mount namespace (a parse error is
 #     a line naming the file); its RUN program run on a scratch file for a real user;
 #   - the man pages (tests-package/check-man), the completions (bash -n, zsh -n,
-#     fish -n where installed), the maintainer scripts (sh -n), the conffile.
+#     fish -n where installed), the maintainer scripts (sh -n), the conffile;
+#   - the unit does not restart after a usage or config error (RestartPreventExitStatus);
+#     postrm's drop_acl takes the rule's entry and the ACL mask it caused off a scratch file.
 # Ends with 'N passed, N failed'. Needs scripts/install-deps --package.
 #   tests-package/run.sh [--no-build]   (--no-build: use dist/*.deb as it is)
 set -euo pipefail
