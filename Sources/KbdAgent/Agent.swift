@@ -17,10 +17,12 @@ import Glibc
 
 /// The session agent process: `kbd-commandd-agent` (what `kbd-commandd agent` executes).
 public enum Agent {
-    /// Whether the agent runs on a text console: neither WAYLAND_DISPLAY nor DISPLAY is set
-    /// (whatever XDG_SESSION_TYPE says: without a display nothing graphical can be shown).
+    /// Whether the agent runs on a text console: logind says so (XDG_SESSION_TYPE=tty, which
+    /// pam_systemd sets for a console login) and neither WAYLAND_DISPLAY nor DISPLAY is set (a
+    /// display started from the console, startx or a compositor, is a desktop). An environment
+    /// without XDG_SESSION_TYPE (a compositor's exec line, a user unit) is not taken for one.
     package static func isTextConsole(_ environment: [String: String]) -> Bool {
-        (environment["WAYLAND_DISPLAY"] ?? "").isEmpty && (environment["DISPLAY"] ?? "").isEmpty
+        environment["XDG_SESSION_TYPE"] == "tty" && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty && (environment["DISPLAY"] ?? "").isEmpty
     }
 
     public static func main(arguments: [String]) -> Int32 {
@@ -147,8 +149,7 @@ final class AgentLoop {
     private var watchedLayouts: DesktopLayouts?
     private var saidLayoutProblem: String?
     private let environment: [String: String]
-    /// A text console (no WAYLAND_DISPLAY, no DISPLAY; XDG_SESSION_TYPE=tty on a logind
-    /// console): the agent registers the user's table and runs its commands, nothing
+    /// A text console (XDG_SESSION_TYPE=tty, no WAYLAND_DISPLAY, no DISPLAY): the agent registers the user's table and runs its commands, nothing
     /// graphical: no shortcuts bar, no text-input watch (the accessibility bus would be
     /// started for nothing).
     private let textConsole: Bool
@@ -181,7 +182,7 @@ final class AgentLoop {
         watchConfigDirectory()
         loadConfig()
         if textConsole {
-            logger.info("a text console (XDG_SESSION_TYPE=\(environment["XDG_SESSION_TYPE"].map { $0.isEmpty ? "unset" : $0 } ?? "unset"), no WAYLAND_DISPLAY or DISPLAY): registering your commands and running them; no shortcuts bar, no focus or text-input watch")
+            logger.info("a text console (XDG_SESSION_TYPE=tty, no WAYLAND_DISPLAY or DISPLAY): registering your commands and running them; no shortcuts bar, no focus or text-input watch")
         }
         if !textConsole {
             openFocusSource(environment: environment)
