@@ -15,7 +15,9 @@
 #     `udevadm test` from /run/udev/rules.d in a private mount namespace (a parse error is
 #     a line naming the file); its RUN program run on a scratch file for a real user;
 #   - the man pages (tests-package/check-man), the completions (bash -n, zsh -n,
-#     fish -n where installed), the maintainer scripts (sh -n), the conffile.
+#     fish -n where installed), the maintainer scripts (sh -n), the conffile;
+#   - the unit does not restart after a usage or config error (RestartPreventExitStatus);
+#     postrm's drop_acl takes the rule's entry and the ACL mask it caused off a scratch file.
 # Ends with 'N passed, N failed'. Needs scripts/install-deps --package.
 #   tests-package/run.sh [--no-build]   (--no-build: use dist/*.deb as it is)
 set -euo pipefail
@@ -106,6 +108,10 @@ expect "postinst enables the service (deb-systemd-helper)" grep -q "deb-systemd-
 expect "postinst starts it only when systemd runs (not in a chroot)" grep -q "if \[ -d /run/systemd/system \]" "$R/DEBIAN/postinst"
 expect "postinst reloads udev and triggers input devices" grep -q "udevadm trigger --subsystem-match=input" "$R/DEBIAN/postinst"
 expect "postrm purge removes the user and group" grep -q "deluser --system" "$R/DEBIAN/postrm"
+# A bad config exits 64, 66 or 78 (the exit-code table, Failure.swift): the unit does not
+# restart it every RestartSec forever; the journal says why it stopped.
+expect "the unit does not restart after a usage or config error (RestartPreventExitStatus=64 66 78)" \
+    grep -qx "RestartPreventExitStatus=64 66 78" "$R/usr/lib/systemd/system/kbd-commandd.service"
 
 # The installed binaries with no toolchain: an empty environment, and as root the
 # toolchain's folder hidden under a tmpfs (a private mount namespace).
@@ -207,6 +213,26 @@ if command -v setfacl >/dev/null && command -v getfacl >/dev/null; then
     else
         bad "the rule's RUN program ($cmd): $(getfacl -p "$scratch" 2>&1 | tr '\n' ' ')"
     fi
+    # postrm remove's drop_acl (the installed script's function, for a user that exists here):
+    # the entry goes and so does the mask it caused, so the node has no ACL left (no "+" in
+    # ls -l) when it had none before; an entry another program set stays, with its mask.
+    eval "$(sed -n '/^drop_acl() {/,/^}/p' "$R/DEBIAN/postrm")"
+    rm -f "$scratch"; scratch="$(mktemp)"; chmod 0660 "$scratch"
+    setfacl --modify=user:nobody:r-- "$scratch"
+    drop_acl "$scratch" nobody
+    left="$(getfacl --omit-header --numeric "$scratch" 2>/dev/null | grep -v '^$' | tr '\n' ' ')"
+    if [ "$left" = "user::rw- group::rw- other::--- " ] && [ "$(stat -c %a "$scratch")" = 660 ]; then
+        ok "postrm's drop_acl removes the entry and the mask it caused (no ACL left)"
+    else
+        bad "postrm's drop_acl left: $left (mode $(stat -c %a "$scratch"))"
+    fi
+    setfacl --modify=user:daemon:rw- "$scratch"; setfacl --modify=user:nobody:r-- "$scratch"
+    drop_acl "$scratch" nobody
+    left="$(getfacl --omit-header "$scratch" 2>/dev/null | tr '\n' ' ')"
+    case "$left" in
+        *"user:daemon:rw-"*"mask::rw-"*) case "$left" in *nobody*) bad "postrm's drop_acl kept the entry: $left" ;; *) ok "postrm's drop_acl keeps another program's entry and its mask" ;; esac ;;
+        *) bad "postrm's drop_acl took another program's entry: $left" ;;
+    esac
 else
     bad "setfacl is missing (the package depends on acl; scripts/install-deps installs it)"
 fi

@@ -17,6 +17,14 @@ import Glibc
 
 /// The session agent process: `kbd-commandd-agent` (what `kbd-commandd agent` executes).
 public enum Agent {
+    /// Whether the agent runs on a text console: logind says so (XDG_SESSION_TYPE=tty, which
+    /// pam_systemd sets for a console login) and neither WAYLAND_DISPLAY nor DISPLAY is set (a
+    /// display started from the console, startx or a compositor, is a desktop). An environment
+    /// without XDG_SESSION_TYPE (a compositor's exec line, a user unit) is not taken for one.
+    package static func isTextConsole(_ environment: [String: String]) -> Bool {
+        environment["XDG_SESSION_TYPE"] == "tty" && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty && (environment["DISPLAY"] ?? "").isEmpty
+    }
+
     public static func main(arguments: [String]) -> Int32 {
         let parsed: AgentOptions.Parsed
         do { parsed = try AgentOptions.parse(arguments) } catch {
@@ -141,6 +149,10 @@ final class AgentLoop {
     private var watchedLayouts: DesktopLayouts?
     private var saidLayoutProblem: String?
     private let environment: [String: String]
+    /// A text console (XDG_SESSION_TYPE=tty, no WAYLAND_DISPLAY, no DISPLAY): the agent registers the user's table and runs its commands, nothing
+    /// graphical: no shortcuts bar, no text-input watch (the accessibility bus would be
+    /// started for nothing).
+    private let textConsole: Bool
     /// Called with the scopes right after they were sent (the latency bench).
     var scopesSent: (([String]) -> Void)?
 
@@ -150,6 +162,7 @@ final class AgentLoop {
         client = ControlClient(path: socketPath)
         self.logger = logger
         self.environment = environment
+        textConsole = Agent.isTextConsole(environment)
         epoll = try Epoll()
         signals = makeSignalDescriptor([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
         timer = kbd_timerfd_create()
@@ -168,10 +181,15 @@ final class AgentLoop {
         try epoll.add(timer, token: Token.timer)
         watchConfigDirectory()
         loadConfig()
-        openFocusSource(environment: environment)
-        startKeymapWatch()
+        if textConsole {
+            logger.info("a text console (XDG_SESSION_TYPE=tty, no WAYLAND_DISPLAY or DISPLAY): registering your commands and running them; no shortcuts bar, no focus or text-input watch")
+        }
+        if !textConsole {
+            openFocusSource(environment: environment)
+            startKeymapWatch()
+        }
         startTextInputWatch()
-        bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
+        updateBar()
         connect()
     }
 
@@ -290,7 +308,7 @@ final class AgentLoop {
         readDesktopStickyKeys()
         register()
         startTextInputWatch()
-        bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
+        updateBar()
         applyFocus()
     }
 
@@ -619,8 +637,16 @@ final class AgentLoop {
 
     // MARK: - Text input
 
-    /// (Re)starts the text-input watch when `[text_input] source` changed (or at start).
+    /// Starts or stops the shortcuts bar as `[bar] enabled` says; never on a text console.
+    private func updateBar() {
+        guard !textConsole else { return }
+        bar.update(enabled: config?.barEnabled, socketPath: socketPath, configPath: configPath)
+    }
+
+    /// (Re)starts the text-input watch when `[text_input] source` changed (or at start); on a
+    /// text console there is no text field to watch (and no accessibility bus to start).
     private func startTextInputWatch() {
+        guard !textConsole else { return }
         let source = config?.textInputSource ?? .auto
         guard source != textWatchSource else { return }
         stopTextInputWatch()

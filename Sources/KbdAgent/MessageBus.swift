@@ -13,6 +13,8 @@ final class MessageBus {
     private var sd = kbd_sd_bus()
     /// Where the answers of `ask` land (C callbacks write them; `step` drains them).
     private let answers = UnsafeMutablePointer<kbd_bus_answers>.allocate(capacity: 1)
+    /// The connection's timeout for a call and for the answer to `ask`.
+    private let callTimeoutMicroseconds: UInt64
 
     struct Failure: Error, CustomStringConvertible {
         var operation: String
@@ -33,6 +35,7 @@ final class MessageBus {
         if let address { r = kbd_bus_open_address(&sd, address, &b) } else { r = sd.open_user(&b) }
         guard r >= 0, let b else { throw Failure(operation: what, message: String(cString: strerror(-r))) }
         _ = sd.set_method_call_timeout(b, callTimeoutMicroseconds)
+        self.callTimeoutMicroseconds = callTimeoutMicroseconds
         bus = b
         answers.initialize(to: kbd_bus_answers())
     }
@@ -83,6 +86,15 @@ final class MessageBus {
         var out = [CChar](repeating: 0, count: 1024)
         try check(kbd_bus_call_string(&sd, bus, destination, path, interface, member, &out, out.count, &error), &error, "\(interface).\(member)")
         return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The same with its own timeout instead of the connection's (a call that may have to
+    /// wait for its service to be started on demand).
+    func call(_ destination: String, _ path: String, _ interface: String, _ member: String, string value: String,
+              timeoutMicroseconds: UInt64) throws(Failure) {
+        _ = sd.set_method_call_timeout(bus, timeoutMicroseconds)
+        defer { _ = sd.set_method_call_timeout(bus, callTimeoutMicroseconds) }
+        try call(destination, path, interface, member, string: value)
     }
 
     /// A method with one string argument and no answer.

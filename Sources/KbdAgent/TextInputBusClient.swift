@@ -23,6 +23,9 @@ package struct TextInputProducer {
     /// How long a focused object may take to say its role and states (then text input
     /// stays on: fail closed).
     static let answerMicroseconds: UInt64 = 250_000
+    /// How long the registration of the focus listener may take: the registry may be started
+    /// on demand first (D-Bus activation; dbus-daemon allows a start 25 s).
+    static let registrationMicroseconds: UInt64 = 25_000_000
 
     /// `auto` listens to KWin on KDE only: the desktop says so (XDG_CURRENT_DESKTOP), not a
     /// bus name any session client may own; elsewhere the accessibility bus.
@@ -94,9 +97,15 @@ package struct TextInputProducer {
         try bus.addMatch("type='signal',interface='org.a11y.atspi.Event.Object',member='StateChanged',arg0='focused'")
         try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
         // Toolkits send only the events someone registered for (GTK 3 sends state changes
-        // anyway; GTK 4 and Qt ask the registry).
+        // anyway; GTK 4 and Qt ask the registry). The registry (at-spi2-registryd) is started on
+        // demand by the accessibility bus, which the GetAddress above may just have started:
+        // at login, on a busy machine, that takes longer than a focused object's answer may
+        // (`answerMicroseconds`), so the registration waits as long as a start may take. With
+        // the answer's 250 ms, it failed with "Connection timed out" while the registry,
+        // once up, took the registration all the same.
         do {
-            try bus.call("org.a11y.atspi.Registry", "/org/a11y/atspi/registry", "org.a11y.atspi.Registry", "RegisterEvent", string: "object:state-changed:focused")
+            try bus.call("org.a11y.atspi.Registry", "/org/a11y/atspi/registry", "org.a11y.atspi.Registry", "RegisterEvent", string: "object:state-changed:focused",
+                         timeoutMicroseconds: Self.registrationMicroseconds)
         } catch {
             say("warning the accessibility registry did not take the event listener: \(error)")
         }

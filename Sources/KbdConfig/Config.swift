@@ -5,7 +5,10 @@ public import KbdCommands
 /// A loaded configuration: keymap names, settings and the command table.
 public struct Config: Sendable {
     public var path: String
-    /// `[keymap]`: what the file asks for (unset fields fall back to the environment, then `us`).
+    /// Every file read, in merge order: the main file and each drop-in (`ConfigFiles.paths()`);
+    /// empty for a config not read from files.
+    public var files: [String] = []
+    /// `[keymap]`: what the file asks for (unset: `XKB_DEFAULT_*`, else `/etc/default/keyboard`, else `us`).
     public var keymap: KeymapNames
     public var table: CommandTable
     /// `[devices]`: which devices to watch besides the automatic keyboard detection.

@@ -145,6 +145,7 @@ extension ConfigLoader {
             if problems.isEmpty {
                 var config = Config(path: paths.first ?? files.main, table: table, geometry: geometry, scopes: scopes)
                 merged.apply(to: &config)
+                config.files = paths
                 config.keymapLocation = keymapLocation
                 config.hudLocation = hudLocation
                 config.keymapWarnings = keymapWarnings

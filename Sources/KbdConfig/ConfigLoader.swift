@@ -13,7 +13,9 @@ public enum ConfigLoader {
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
     /// tools read any file they are given.
     public static func load(path: String, trust: FileTrust = .any) throws(ConfigError) -> Config {
-        try parse(try readText(path: path, trust: trust), path: path)
+        var config = try parse(try readText(path: path, trust: trust), path: path)
+        config.files = [path]
+        return config
     }
 
     /// Reads a file's text for `load` and the drop-in merge: 66-style problems (line 0) when

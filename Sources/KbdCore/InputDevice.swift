@@ -43,4 +43,13 @@ public protocol DeviceSource: AnyObject {
     func readHotplug() -> (added: [String], removed: [String])
     /// Re-arms watching (e.g. /dev/input appeared later); returns whether it now watches.
     func startWatching() -> Bool
+    /// Whether a node that could not be opened is one the service reads: a keyboard or a
+    /// switch as udev marks it (`ID_INPUT_KEYBOARD`, `ID_INPUT_SWITCH`) or as its capabilities
+    /// say; nil when nothing says (it is counted as unreadable then). A PC speaker, a mouse
+    /// or a tablet the service may not open is no problem to warn about.
+    func isKeyboardOrSwitch(_ path: String) -> Bool?
+}
+
+extension DeviceSource {
+    public func isKeyboardOrSwitch(_ path: String) -> Bool? { nil }
 }

@@ -41,7 +41,7 @@ public enum KeyboardClassifier {
     }
 
     /// `KEY_ESC` … `KEY_S` (bits 1–31 of the key mask: udev's `0xFFFFFFFE`).
-    static let fullKeyboardBlock = 1...31
+    package static let fullKeyboardBlock = 1...31
 
     public static func classify(_ d: DeviceDescription, filter: DeviceFilter = DeviceFilter()) -> Verdict {
         let forced = filter.verdict(name: d.name, id: d.id)

@@ -102,6 +102,10 @@ public final class KeyboardDaemon {
     /// is no verdict; still refused after `accessGraceMilliseconds`, the node is named.
     private var accessChecks: [String: EventTime] = [:]
     static let accessGraceMilliseconds = 2000
+    /// Nodes not opened (permission denied) that the source says are neither keyboards nor
+    /// switches (a PC speaker, a mouse, a tablet): the service does not need them, so they are
+    /// not counted as unreadable.
+    private var unneededNodes: Set<String> = []
     private var externals: [UInt64: (Int32, () -> Void)] = [:]
     /// The control socket's rules and the claims clients hold (scopes, text input, users'
     /// tables): the daemon applies what it decides to the pipeline.
@@ -168,8 +172,8 @@ public final class KeyboardDaemon {
         pipeline.settlePresence(at: clock(), into: &events)
         publish()
         let refused = unreadableNodes
-        if refused > 0 { logger.warning("\(refused) input nodes could not be opened: permission denied. \(Self.accessFix)") }
-        logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(open.count - keyboardCount) switches\(refused > 0 ? ", \(refused) input nodes not readable" : "")")
+        if refused > 0 { logger.warning("\(refused) keyboard or switch nodes could not be opened: permission denied. \(Self.accessFix)") }
+        logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(open.count - keyboardCount) switches\(refused > 0 ? ", \(refused) keyboard or switch nodes not readable" : "")")
     }
 
     private static func makePipeline(_ loaded: Loaded, options: Options) throws -> Pipeline {
@@ -306,6 +310,13 @@ public final class KeyboardDaemon {
             let retried = known[path]?.error != nil
             known[path] = DeviceRow(path: path, name: "", error: error.message, reportsOpen: true)
             if error.errno == EACCES || error.errno == EPERM {
+                // Only keyboards and switches matter (udev's marks or the capabilities say).
+                if source.isKeyboardOrSwitch(path) == false {
+                    if unneededNodes.insert(path).inserted { logger.debug("not opened: \(path) (\(error.message)); not a keyboard or switch") }
+                    accessChecks[path] = nil
+                    return
+                }
+                unneededNodes.remove(path)
                 if retried, accessChecks[path] == nil { accessChecks[path] = clock().adding(milliseconds: Self.accessGraceMilliseconds) }
             } else if error.errno != ENOENT && error.errno != ENODEV {
                 logger.warning("cannot open \(path): \(error.message)")
@@ -313,6 +324,7 @@ public final class KeyboardDaemon {
             return
         }
         accessChecks[path] = nil
+        unneededNodes.remove(path)
         let verdict = pipeline.classify(device.description)
         known[path] = DeviceRow(path: path, name: device.description.name, verdict: verdict, reportsOpen: true)
         guard verdict.isKept else {
@@ -344,11 +356,17 @@ public final class KeyboardDaemon {
     }
 
     /// What to do when nodes are not readable.
-    static let accessFix = "Keys on those keyboards are not seen: install the udev rule (60-kbd-commandd.rules, shipped with the package: it gives the service user read access), or add the service user to group input"
+    /// The package relies on its udev rule (a read ACL for the service's user, set with setfacl
+    /// from the acl package), never on group input, which would let the service write events too.
+    static let accessFix = "Keys on those devices are not seen: the service reads keyboards and switches through the udev rule /usr/lib/udev/rules.d/60-kbd-commandd.rules (shipped with the package; a read ACL for the service's user, set by setfacl from the package acl). Check that the rule is installed and not overridden in /etc/udev/rules.d, that `getfacl NODE` shows user:kbd-commandd:r--, and run `udevadm trigger --subsystem-match=input`"
 
-    /// Nodes the service may not read (permission denied), as `list_devices` shows them.
+    /// Keyboard and switch nodes the service may not read (permission denied), as `list_devices`
+    /// shows them; nodes the source says are neither are not counted.
     public var unreadableNodes: Int {
-        known.values.filter { $0.id == nil && ($0.error?.includes("Permission denied") ?? false || $0.error?.includes("Operation not permitted") ?? false) }.count
+        known.values.filter {
+            $0.id == nil && !unneededNodes.contains($0.path)
+                && ($0.error?.includes("Permission denied") ?? false || $0.error?.includes("Operation not permitted") ?? false)
+        }.count
     }
 
     private func closeDevice(_ id: DeviceID, reason: String) {
@@ -390,7 +408,7 @@ public final class KeyboardDaemon {
         for (path, due) in accessChecks.sorted(by: { $0.key < $1.key }) where due <= now {
             accessChecks[path] = nil
             guard let error = known[path]?.error else { continue }
-            logger.warning("cannot open \(path): \(error); \(unreadableNodes) input nodes not readable. \(Self.accessFix)")
+            logger.warning("cannot open \(path): \(error); \(unreadableNodes) keyboard or switch nodes not readable. \(Self.accessFix)")
         }
     }
 
@@ -400,6 +418,7 @@ public final class KeyboardDaemon {
             if let id = byPath[path] { closeDevice(id, reason: "node removed") }
             known[path] = nil
             accessChecks[path] = nil
+            unneededNodes.remove(path)
         }
         for path in added where byPath[path] == nil { openDevice(path) }
     }
@@ -820,7 +839,8 @@ public final class KeyboardDaemon {
         }
         loaded = next
         toolbarsStale = true
-        logger.info("reloaded \(next.config.path): \(next.config.table.commands.count) commands")
+        // Every file read (the main file and each drop-in), so the line names the one that changed.
+        logger.info("reloaded \(next.config.files.isEmpty ? next.config.path : next.config.files.joined(separator: ", ")): \(next.config.table.commands.count) commands")
         return .reloaded
     }
 

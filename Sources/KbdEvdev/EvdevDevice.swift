@@ -155,9 +155,14 @@ public final class EvdevDeviceSource: DeviceSource {
     private var directoryWatch: Int32 = -1
     private var parentWatch: Int32 = -1
 
-    public init(directory: String = "/dev/input", udevData: String? = UdevDatabase.defaultDirectory) {
+    /// Where sysfs is mounted, for the capabilities of nodes that cannot be opened (nil: not read).
+    public let sysfs: String?
+
+    public init(directory: String = "/dev/input", udevData: String? = UdevDatabase.defaultDirectory,
+                sysfs: String? = SysfsDevice.defaultRoot) {
         self.directory = directory
         self.udevData = udevData
+        self.sysfs = sysfs
     }
 
     deinit { if inotify >= 0 { close(inotify) } }
@@ -169,6 +174,31 @@ public final class EvdevDeviceSource: DeviceSource {
 
     public func open(_ path: String) throws(SystemError) -> any InputDevice {
         try EvdevDevice(path: path, udevData: udevData)
+    }
+
+    /// udev's input_id marks of the node (`ID_INPUT_KEYBOARD`, `ID_INPUT_SWITCH`), else its
+    /// capabilities in sysfs as the classifier reads them (the key block KEY_ESC…KEY_S, a lid or
+    /// tablet-mode switch); nil when neither is there. Needs no access to the node: its number
+    /// comes from stat(2), the udev record and sysfs are readable by anyone.
+    public func isKeyboardOrSwitch(_ path: String) -> Bool? {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFCHR else { return nil }
+        return Self.isKeyboardOrSwitch(device: UInt64(st.st_rdev), udevData: udevData, sysfs: sysfs)
+    }
+
+    /// The same for a device number, with udev's database and sysfs where they are (tests).
+    public static func isKeyboardOrSwitch(device: UInt64, udevData: String?, sysfs: String?) -> Bool? {
+        if let udevData, let marks = UdevDatabase(directory: udevData).inputMarks(device: device) {
+            return marks.keyboard || marks.switchDevice
+        }
+        guard let sysfs else { return nil }
+        let sysfsDevice = SysfsDevice(root: sysfs)
+        let keys = sysfsDevice.capabilities(device: device, kind: "key")
+        let switches = sysfsDevice.capabilities(device: device, kind: "sw")
+        guard keys != nil || switches != nil else { return nil }
+        if let keys, KeyboardClassifier.fullKeyboardBlock.allSatisfy({ keys.contains($0) }) { return true }
+        if let switches, SwitchCode.presenceSwitches.contains(where: { switches.contains(Int($0)) }) { return true }
+        return false
     }
 
     public var hotplugDescriptor: Int32? { inotify >= 0 ? inotify : nil }

@@ -1,3 +1,4 @@
+public import KbdCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,6 +31,33 @@ public struct SysfsDevice: Sendable {
         }
         guard let target else { return nil }
         return Self.inputDevicePath(link: target)
+    }
+
+    /// A capability mask of a character device number's input device (`kind`: `key`, `sw`,
+    /// `ev`), from `/sys/dev/char/MAJOR:MINOR/device/capabilities/KIND`, readable by anyone:
+    /// hexadecimal words of a `long` each, the most significant first. Nil when sysfs has none.
+    public func capabilities(device: UInt64, kind: String) -> Bitmask? {
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+        let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+        let fd = open("\(root)/dev/char/\(major):\(minor)/device/capabilities/\(kind)", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 2048)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        return Self.capabilities(text: String(decoding: bytes[0..<n], as: UTF8.self))
+    }
+
+    /// Parses a sysfs capability mask (`"120013"`, `"3 0 0 ffefffdfffefffff fffffffffffffffe"`).
+    public static func capabilities(text: String) -> Bitmask? {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        var mask = Bitmask()
+        let bitsPerWord = MemoryLayout<Int>.size * 8
+        for (index, word) in words.reversed().enumerated() {
+            guard let value = UInt64(word, radix: 16) else { return nil }
+            for bit in 0..<bitsPerWord where value & (1 << UInt64(bit)) != 0 { mask.insert(index * bitsPerWord + bit) }
+        }
+        return mask
     }
 
     /// The link's target made absolute below the sysfs root and cut to the input device

@@ -56,6 +56,47 @@ public struct UdevDatabase: Sendable {
         }
     }
 
+    /// What udev's input_id builtin marked a node as (`E:ID_INPUT_KEYBOARD=1`,
+    /// `E:ID_INPUT_SWITCH=1`); nil when the record has no `E:ID_INPUT=1` (no record, or
+    /// input_id did not run on it yet).
+    public struct InputMarks: Sendable, Equatable {
+        public var keyboard: Bool
+        public var switchDevice: Bool
+        public init(keyboard: Bool, switchDevice: Bool) {
+            self.keyboard = keyboard
+            self.switchDevice = switchDevice
+        }
+    }
+
+    /// The input_id marks of a character device number (`st_rdev`); nil without a record or marks.
+    public func inputMarks(device: UInt64) -> InputMarks? {
+        let fd = open(path(device: device), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 65536 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return bytes.withUnsafeBufferPointer { Self.inputMarks(in: $0) }
+    }
+
+    /// The input_id marks of a database file's text.
+    public static func inputMarks(in text: String) -> InputMarks? {
+        var copy = Array(text.utf8)
+        return copy.withUnsafeMutableBufferPointer { inputMarks(in: UnsafeBufferPointer($0)) }
+    }
+
+    static func inputMarks(in bytes: UnsafeBufferPointer<UInt8>) -> InputMarks? {
+        guard let input = value(of: "E:ID_INPUT=", in: bytes), input.elementsEqual("1".utf8) else { return nil }
+        let keyboard = value(of: "E:ID_INPUT_KEYBOARD=", in: bytes).map { $0.elementsEqual("1".utf8) } ?? false
+        let switchDevice = value(of: "E:ID_INPUT_SWITCH=", in: bytes).map { $0.elementsEqual("1".utf8) } ?? false
+        return InputMarks(keyboard: keyboard, switchDevice: switchDevice)
+    }
+
     /// The `ID_SEAT` of a database file's text.
     public static func seat(in text: String) -> String? {
         var copy = Array(text.utf8)

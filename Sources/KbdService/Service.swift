@@ -167,6 +167,14 @@ func compileUserKeymap(commandLine: KeymapNames, config: Config, environment: [S
     return keymap
 }
 
+/// Standard error with each line at the journal's error priority (`<3>`): the problems of a
+/// config that stops the service, so `journalctl -p err` shows them.
+final class ErrorPriorityOutput: TextOutput {
+    private let output = FileOutput.standardError()
+    func write(_ text: String) { output.write("<3>" + text) }
+    func flush() throws(SystemError) { try output.flush() }
+}
+
 /// The service process: logging, sd_notify, signals, and the daemon's event loop.
 public enum Service {
     /// Runs `kbd-commandd-daemon` with the arguments after the program name and
@@ -296,7 +304,12 @@ public enum Service {
                                childExits: .polled),
                 source: source, logger: logger, load: load)
         } catch {
-            return reportFailure(error)
+            // Under the journal each problem is a line at error priority, as the log's are.
+            let code = journal ? reportFailure(error, to: ErrorPriorityOutput()) : reportFailure(error)
+            if code == ExitStatus.configError || code == ExitStatus.noInput {
+                logger.error("stopping: \(configPath) cannot be used (the problems above, with file:line); the service will not restart until the config is fixed: run `kbd-commandd check`, then `systemctl restart kbd-commandd` (the unit's RestartPreventExitStatus=\(ExitStatus.usage) \(ExitStatus.noInput) \(ExitStatus.configError))")
+            }
+            return code
         }
         if options.reportLatency {
             daemon.dispatchObserver = { command, eventTime, dispatchTime in

@@ -165,6 +165,11 @@ public final class FakeDeviceSource: DeviceSource {
     }
 
     public func startWatching() -> Bool { true }
+
+    /// As the live source answers from udev's marks or sysfs: the node's capabilities, classified.
+    public func isKeyboardOrSwitch(_ path: String) -> Bool? {
+        nodes[path].map { KeyboardClassifier.classify($0.description).isKept }
+    }
 }
 
 /// Collects log lines in memory (a LogHandler for tests).

@@ -74,9 +74,12 @@ struct DevicesCommand: ParsableCommand {
                 }
             }
             try out.flush()
-            let refused = rows.filter { $0.verdict == nil && ($0.error?.contains("Permission denied") ?? false) }.count
-            if refused > 0 {
-                FileOutput.standardError().write("\(refused) of \(rows.count) nodes could not be opened (permission denied): run as root or in group input; the service needs its user in group input, or a udev rule that gives it read access\n")
+            let refusedRows = rows.filter { $0.verdict == nil && ($0.error?.contains("Permission denied") ?? false) }
+            if !refusedRows.isEmpty {
+                // Which of them the service needs: keyboards and switches (udev's marks, else sysfs).
+                let source = EvdevDeviceSource(directory: inputDir)
+                let needed = refusedRows.filter { source.isKeyboardOrSwitch($0.path) != false }.count
+                FileOutput.standardError().write("\(refusedRows.count) of \(rows.count) nodes could not be opened (permission denied), \(needed) of them keyboards or switches: run as root (sudo kbd-commandd devices) to see them; the service reads keyboards and switches through the package's udev rule (60-kbd-commandd.rules, a read ACL for its user), not group input\n")
             }
         }
     }

@@ -13,8 +13,9 @@ import KbdCommands
 import KbdKeymap
 
 /// `kbd-commandd monitor`: every key press, live, with what a config needs to bind it (the
-/// way `keyd monitor` and `thd --dump` show keys). Reads the devices directly (the service's
-/// rights: root or group input), prints to standard output only, never logs, never writes a file.
+/// way `keyd monitor` and `thd --dump` show keys). Reads the devices directly (as root), and
+/// follows hot-plug through the service's live source; prints to standard output only, never
+/// logs, never writes a file.
 struct MonitorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monitor",
@@ -29,9 +30,10 @@ struct MonitorCommand: ParsableCommand {
 
             It shows key presses, so what you type appears on screen, printable keys included \
             (binding them needs their names). It prints nothing else: no log, no file. Without \
-            DEVICE it watches every keyboard in /dev/input that it may read (the service's rights: \
-            root or group input). Ctrl+C stops (it is shown too). --replay FILE… reads evemu \
-            recordings instead of devices.
+            DEVICE it watches every keyboard in /dev/input that it may read (run it as root), \
+            those plugged in after it started too (an attach line says so); with none yet, it \
+            waits for one. With DEVICE it watches those nodes until the last one goes. Ctrl+C \
+            stops (it is shown too). --replay FILE… reads evemu recordings instead of devices.
 
             The config is --config FILE, else the service's files (/etc/kbd-commandd/config.toml \
             and config.d/*.toml) when they exist, else none.
@@ -95,62 +97,90 @@ struct MonitorCommand: ParsableCommand {
         }
     }
 
-    /// Opens the devices (or every keyboard it may read) and prints until Ctrl+C or the last one goes.
+    /// Opens the devices given (until the last one goes), or follows every keyboard it may read
+    /// in /dev/input, those plugged in later too (the service's live source: inotify), until Ctrl+C.
     private func live(pipeline: Pipeline, printer: inout MonitorPrinter, output: FileOutput) throws {
-        var open: [(DeviceID, EvdevDevice)] = []
-        var refused: [String] = []
         let explicit = !devices.isEmpty
-        let paths = explicit ? devices : EvdevDeviceSource(directory: "/dev/input").scan()
-        var events: [PipelineEvent] = []
-        for path in paths {
-            let device: EvdevDevice
-            do { device = try EvdevDevice(path: path) } catch {
-                if explicit { throw CLIFailure(message: "\(path): cannot open: \(error.message)", code: ExitStatus.noInput) }
-                if error.errno == EACCES || error.errno == EPERM { refused.append(path) }
-                continue
-            }
-            let verdict = pipeline.classify(device.description)
-            guard explicit || verdict.isKeyboard else { continue }
-            let id = DeviceID(open.count + 1)
-            pipeline.process(.attached(id, device.description, verdict: verdict, time: monotonicNow()), into: &events)
-            open.append((id, device))
+        let source: any DeviceSource = explicit ? ListedDevices(paths: devices) : EvdevDeviceSource(directory: "/dev/input")
+        let follower = DeviceFollower(source: source) { device in
+            explicit || pipeline.classify(device.description).isKeyboard
         }
-        events.removeAll()
         let stderr = FileOutput.standardError()
-        if !refused.isEmpty {
-            stderr.write("\(refused.count) input nodes could not be opened (permission denied): run as root, or add your user to group input (and log in again).\n")
-        }
-        guard !open.isEmpty else {
-            throw CLIFailure(message: "no keyboard to watch in /dev/input\(refused.isEmpty ? "" : " (\(refused.count) nodes not readable: run as root or in group input)")", code: ExitStatus.noInput)
-        }
-        stderr.write("watching \(open.map { "\($0.1.path) \"\($0.1.description.name.escapingControlCharacters)\"" }.joined(separator: ", "))\n")
-        var fds = open.map { pollfd(fd: $0.1.fileDescriptor, events: Int16(POLLIN), revents: 0) }
-        var input: [InputEvent] = []
-        while !fds.isEmpty {
-            guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else { break }
-            var gone: [Int] = []
-            for (i, fd) in fds.enumerated() where fd.revents != 0 {
-                let (id, device) = open[i]
-                input.removeAll(keepingCapacity: true)
-                let status = device.read(into: &input)
-                for e in input { pipeline.process(.input(id, e), into: &events) }
-                switch status {
-                case .drained: break
-                case .resynchronized(let keys, _): pipeline.process(.resynchronized(id, keysDown: keys, time: monotonicNow()), into: &events)
-                case .gone, .failed:
+        var events: [PipelineEvent] = []
+        var refused: Set<String> = []
+        var saidRefused = 0
+        func handle(_ changes: [DeviceFollower.Change]) throws {
+            for change in changes {
+                switch change {
+                case .attached(let id, let device):
+                    pipeline.process(.attached(id, device.description, verdict: pipeline.classify(device.description), time: monotonicNow()), into: &events)
+                    stderr.write("watching \(device.path) \"\(device.description.name.escapingControlCharacters)\"\n")
+                case .input(let id, let input):
+                    for e in input { pipeline.process(.input(id, e), into: &events) }
+                case .resynchronized(let id, let keys):
+                    pipeline.process(.resynchronized(id, keysDown: keys, time: monotonicNow()), into: &events)
+                case .detached(let id, _):
                     pipeline.process(.detached(id, time: monotonicNow()), into: &events)
-                    gone.append(i)
+                case .notOpened(let path, let error):
+                    if explicit { throw CLIFailure(message: "\(path): cannot open: \(error.message)", code: ExitStatus.noInput) }
+                    // Only keyboards matter (a mouse or a PC speaker it may not read is no problem).
+                    if error.errno == EACCES || error.errno == EPERM, source.isKeyboardOrSwitch(path) != false { refused.insert(path) }
                 }
-                printer.print(events)
-                events.removeAll(keepingCapacity: true)
-                try output.flush()
             }
-            for i in gone.reversed() {
-                fds.remove(at: i)
-                open.remove(at: i)
+            printer.print(events)
+            events.removeAll(keepingCapacity: true)
+            try output.flush()
+            if refused.count > saidRefused {
+                saidRefused = refused.count
+                stderr.write("\(refused.count) keyboard nodes could not be opened (permission denied): run as root (sudo kbd-commandd monitor).\n")
             }
+        }
+        let first = follower.start()
+        for change in first {
+            if case .notOpened(let path, let error) = change, explicit {
+                throw CLIFailure(message: "\(path): cannot open: \(error.message)", code: ExitStatus.noInput)
+            }
+        }
+        // The first keyboards' attach lines are not printed (as before): the stderr line names them.
+        let attached = first.compactMap { change -> (DeviceID, any InputDevice)? in
+            if case .attached(let id, let device) = change { return (id, device) } else { return nil }
+        }
+        for change in first {
+            if case .notOpened(let path, let error) = change, error.errno == EACCES || error.errno == EPERM,
+               source.isKeyboardOrSwitch(path) != false { refused.insert(path) }
+        }
+        if attached.isEmpty {
+            if !refused.isEmpty || !follower.watching {
+                throw CLIFailure(message: "no keyboard to watch in /dev/input\(refused.isEmpty ? "" : " (\(refused.count) keyboard nodes not readable: run as root)")", code: ExitStatus.noInput)
+            }
+            stderr.write("no keyboard in /dev/input yet: waiting for one to be plugged in\n")
+        } else {
+            for (id, device) in attached {
+                pipeline.process(.attached(id, device.description, verdict: pipeline.classify(device.description), time: monotonicNow()), into: &events)
+            }
+            events.removeAll()
+            if !refused.isEmpty {
+                saidRefused = refused.count
+                stderr.write("\(refused.count) keyboard nodes could not be opened (permission denied): run as root (sudo kbd-commandd monitor).\n")
+            }
+            stderr.write("watching \(attached.map { "\($0.1.path) \"\($0.1.description.name.escapingControlCharacters)\"" }.joined(separator: ", "))\n")
+        }
+        // Devices given by name: until the last one goes; else until Ctrl+C.
+        while !explicit || !follower.devices.isEmpty {
+            try handle(follower.step())
         }
     }
+}
+
+/// The device nodes given on the command line, as a source without hotplug.
+final class ListedDevices: DeviceSource {
+    let paths: [String]
+    init(paths: [String]) { self.paths = paths }
+    func scan() -> [String] { paths }
+    func open(_ path: String) throws(SystemError) -> any InputDevice { try EvdevDevice(path: path) }
+    var hotplugDescriptor: Int32? { nil }
+    func readHotplug() -> (added: [String], removed: [String]) { ([], []) }
+    func startWatching() -> Bool { false }
 }
 
 /// One line per key press: `DEVICE  KEY_T (20)  keysym t  chord Ctrl+Shift+T  → command ID "Title" (scope)`.

@@ -25,21 +25,35 @@ struct ReplayCommand: ParsableCommand {
             action = "hud", a sequence prefix left pending) with the commands it lists, and hidden \
             again; never a typed key.
 
-            Text output has one clock: the first line says so, and each line starts with the \
-            seconds since the recordings' first event. --format json prints JSON Lines, one \
-            object per event, "event" first, whose "time" is the recording's own timestamp \
-            (seconds, as evemu-record wrote it: often the Unix time, or the kernel's monotonic clock):
+            Text output: the first line says what the time column is, and each line starts with \
+            the seconds since the first event of its timeline. Recordings whose clocks overlap \
+            (played together) share a timeline; a recording whose clock does not overlap the \
+            ones before it (made on another machine or another day: its first event comes after \
+            every earlier recording's last) starts a timeline of its own, announced by a line \
+            "# timeline N: FILE …" and counted from 0 again. --merge keeps one timeline for all \
+            (seconds since the very first event, whatever the gaps). --format json prints JSON \
+            Lines, one object per event, "event" first, whose "time" is the recording's own \
+            timestamp (seconds, as evemu-record wrote it: often the Unix time, or the kernel's \
+            monotonic clock), with or without --merge:
               {"event":"command","time":1.25,"id":"save","title":"Save","scope":"global","chord":"Ctrl+S"}
 
             Examples:
               kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu --config /usr/share/doc/kbd-commandd/examples/desktop.toml
               kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/ctrl-shift-c.evemu /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --print all --format json --layout us,ru --options grp:alt_shift_toggle
               kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu --config /usr/share/doc/kbd-commandd/examples/hud.toml --print hud --format json
+              kbd-commandd replay /usr/share/doc/kbd-commandd/examples/recordings/super-up.evemu /usr/share/doc/kbd-commandd/examples/recordings/ctrl-shift-c.evemu --merge
             """
     )
 
-    /// The first line of text output: what the time column is.
-    static let textHeader = "# time: seconds since the first event; then the event and its details (--format json: the recordings' own timestamps)"
+    /// The first line of text output: what the time column is (each timeline's own clock).
+    static let textHeader = "# time: seconds since the first event of its timeline (a recording whose clock does not overlap the ones before it starts a new one: \"# timeline\" lines; --merge: one); then the event and its details (--format json: the recordings' own timestamps)"
+    /// The same with --merge: one timeline.
+    static let mergedHeader = "# time: seconds since the first event, one timeline for every recording (--merge); then the event and its details (--format json: the recordings' own timestamps)"
+
+    /// The line that starts timeline `number` (2, 3…) with `file`, first event at `start` on its own clock.
+    static func timelineLine(_ number: Int, file: String, start: EventTime) -> String {
+        "# timeline \(number): \(file) starts at \(start) on its own clock, after every recording before it ended; times count from 0 again"
+    }
 
     enum PrintWhat: String, ExpressibleByArgument, CaseIterable {
         case keys, chords, commands, hud, all
@@ -67,6 +81,9 @@ struct ReplayCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("A Compose file to use instead of the locale's (for dead keys and compose sequences).", valueName: "file"))
     var composeFile: String?
+
+    @Flag(help: "One timeline for every recording in text output: seconds since the very first event, even across recordings whose clocks do not overlap (default: each such recording starts its own timeline).")
+    var merge = false
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Give at least one recording to replay.") }
@@ -98,14 +115,28 @@ struct ReplayCommand: ParsableCommand {
             let source = try RecordingSource(paths: files)
             let stdout = FileOutput.standardOutput()
             var events: [PipelineEvent] = []
-            // Text: one clock, seconds since the recordings' first event, said in a header line
-            // (the recordings' own timestamps are the JSON's `time`).
+            // Text: seconds since the first event of the timeline, said in a header line (the
+            // recordings' own timestamps are the JSON's `time`). A recording that attaches while
+            // no other is attached does not overlap the ones before it (they are merged in time
+            // order): it starts a new timeline, unless --merge.
             var origin: EventTime?
-            if format == .text { stdout.write(Self.textHeader + "\n") }
+            if format == .text { stdout.write((merge ? Self.mergedHeader : Self.textHeader) + "\n") }
+            let timelines = format == .text && !merge
+            var attached: Set<DeviceID> = []
+            var played = false
+            var timelineNumber = 1
+            /// Timelines announced by the source, started when the first event at or after their start is printed.
+            var nextTimelines: [(file: String, start: EventTime)] = []
             func emit() {
                 if events.isEmpty { return }
                 if origin == nil { origin = events[0].time }
                 for event in events {
+                    while let next = nextTimelines.first, event.time >= next.start {
+                        nextTimelines.removeFirst()
+                        timelineNumber += 1
+                        origin = next.start
+                        stdout.write(Self.timelineLine(timelineNumber, file: next.file, start: next.start) + "\n")
+                    }
                     switch event {
                     case .key: if !showKeys { continue }
                     case .chord: if !showChords { continue }
@@ -119,6 +150,19 @@ struct ReplayCommand: ParsableCommand {
                 events.removeAll(keepingCapacity: true)
             }
             while let event = try source.next() {
+                if timelines {
+                    switch event {
+                    case .attached(let id, _, _, let time):
+                        if attached.isEmpty && played {
+                            let file = files.indices.contains(id.rawValue) ? files[id.rawValue] : "recording \(id.rawValue + 1)"
+                            nextTimelines.append((file.escapingControlCharacters, time))
+                        }
+                        attached.insert(id)
+                        played = true
+                    case .detached(let id, _): attached.remove(id)
+                    default: played = true
+                    }
+                }
                 pipeline.process(event, into: &events)
                 emit()
             }

@@ -129,6 +129,8 @@ struct ConfigPathsEndToEndTests {
         let ok = runTool(["reload", "--socket", socket], environment: Self.environment(root))
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout == "reloaded: 2 commands\n")
+        // Issue 33 (7e): the log names every file read, the drop-in that changed among them.
+        #expect(daemon.waitFor("reloaded \(root)/config.toml, \(root)/config.d/50-term.toml: 2 commands"), "\(daemon.stderr)")
 
         Self.write(root + "/config.d/60-bad.toml", "[[command]]\nid = \"term\"\nkeys = \"Ctrl+Alt-Del\"\n")
         let refused = runTool(["reload", "--socket", socket], environment: Self.environment(root))
@@ -149,6 +151,11 @@ struct ConfigPathsEndToEndTests {
         #expect(plain.status == 0)
         #expect(plain.stdout.contains(": OK: 0 commands"))
         let text = slurpFile(starter)
+        // Issue 33 (7e): its [keymap] comment says the default as the service finds it:
+        // XKB_DEFAULT_*, else /etc/default/keyboard, else us.
+        let keymapComment = text.split(separator: "\n").drop { !$0.hasPrefix("# [keymap]") }.prefix { !$0.contains("layout =") }.joined(separator: "\n")
+        let order = ["XKB_DEFAULT_*", "/etc/default/keyboard", "\"us\""].map { keymapComment.firstRange(of: $0)?.lowerBound }
+        #expect(!order.contains(nil) && order[0]! < order[1]! && order[1]! < order[2]!, "\(keymapComment)")
         let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             // "# key = value" and "# [table]" lines are the examples; prose lines stay comments.
             let body = line.hasPrefix("# ") ? String(line.dropFirst(2)) : String(line)

@@ -73,6 +73,25 @@ struct DaemonEndToEndTests {
         unlink(config)
     }
 
+    /// Issue 33 (7b): under systemd a bad config exits 78 and the unit does not restart it
+    /// (RestartPreventExitStatus): the journal says why it stopped, with file:line, and that it
+    /// stays stopped until the config is fixed.
+    @Test func aBadConfigAtStartSaysTheServiceWillNotRestart() {
+        let config = "/tmp/kbd-e2e-bad-run-journal-\(getpid()).toml"
+        let f = fopen(config, "w")
+        fputs("[[command]]\nid = \"a\"\nkeys = \"Ctrl+Bogus\"\n", f)
+        fclose(f)
+        defer { unlink(config) }
+        var environment = testEnvironment
+        environment["JOURNAL_STREAM"] = "8:1234"
+        let r = runTool(["run", "--config", config, "--no-socket", "--input-dir", "/nonexistent"], environment: environment)
+        #expect(r.status == 78)
+        #expect(r.stderr.contains("<3>Error: \(config):3: keys = 'Ctrl+Bogus'"), "\(r.stderr)")
+        #expect(r.stderr.contains("<3>stopping: \(config) cannot be used (the problems above, with file:line); the service will not restart until the config is fixed"), "\(r.stderr)")
+        let unit = slurpFile(Paths.root + "/udev/kbd-commandd.service")
+        #expect(unit.contains("\nRestartPreventExitStatus=64 66 78\n"))
+    }
+
     @Test func watchWithoutADaemonSaysWhy() {
         let r = runTool(["watch", "--socket", "/tmp/kbd-e2e-nobody.sock"])
         #expect(r.status == 66)

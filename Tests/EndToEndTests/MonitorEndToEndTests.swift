@@ -1,3 +1,4 @@
+import HardwareInput
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -59,5 +60,19 @@ import Glibc
         let r = runTool(["monitor", "/nonexistent/event0"])
         #expect(r.status == 66)
         #expect(r.stderr.contains("Error: /nonexistent/event0: cannot open"))
+    }
+
+    /// Issue 33 (7c): without DEVICE, monitor follows /dev/input (the service's live source,
+    /// inotify) instead of scanning it once: with no keyboard yet it waits for one to be
+    /// plugged in (it exited 66, "no keyboard to watch", and never saw a keyboard plugged in
+    /// later). Only where this machine has no event node (a container, CI).
+    @Test(.enabled(if: !Directory.names("/dev/input").contains { $0.hasPrefix("event") }, "this machine has input event nodes"))
+    func withNoKeyboardYetItWaitsForOne() {
+        let monitor = RunningTool(["monitor"])
+        #expect(monitor.waitFor("no keyboard in /dev/input yet: waiting for one to be plugged in", seconds: 5), "\(monitor.stderr)")
+        usleep(300_000)
+        #expect(kill(monitor.pid, 0) == 0, "monitor exited: \(monitor.stderr)")
+        monitor.signal(SIGKILL)
+        _ = monitor.wait()
     }
 }

@@ -80,25 +80,72 @@ struct ReplayEndToEndTests {
         #expect(r.lines.dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "" } == ["attach", "presence", "detach", "presence"])
     }
 
-    /// Issue 27: one clock in text output. Two recordings made years apart (2017 and 2019 Unix
-    /// times) and one with times from 0.000001: text counts from the first event and says so
-    /// in its first line; JSON keeps each recording's own timestamps.
-    @Test func textHasOneClockSinceTheFirstEvent() {
+    /// Issue 27: one clock in text output, said in its first line; JSON keeps each recording's
+    /// own timestamps. Issue 33 (item 8): two recordings made years apart (2017 and 2019 Unix
+    /// times) do not overlap: the second starts a timeline of its own (it was printed 50,795,553
+    /// s after the first); --merge keeps the single timeline.
+    @Test func eachRecordingOnItsOwnClockStartsATimelineAndMergeKeepsOne() {
         let files = ["super-up.evemu", "ctrl-shift-c.evemu"].map { Paths.examples + "/recordings/" + $0 }
         let r = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml"])
         #expect(r.status == 0)
-        #expect(r.lines.first == "# time: seconds since the first event; then the event and its details (--format json: the recordings' own timestamps)")
-        let times = r.lines.dropFirst().compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(r.lines.first == ##"# time: seconds since the first event of its timeline (a recording whose clock does not overlap the ones before it starts a new one: "# timeline" lines; --merge: one); then the event and its details (--format json: the recordings' own timestamps)"##)
+        #expect(r.lines.contains("# timeline 2: \(files[1]) starts at 1548952869.462032 on its own clock, after every recording before it ended; times count from 0 again"), "\(r.lines)")
+        let times = r.lines.dropFirst().filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: " ").first.map(String.init) }
         #expect(times.first == "0.000000")
         #expect(times.contains("0.367999"), "\(times)")  // Super+Up, 0.367999 s after its attach
+        #expect(times.contains("4.583071"), "\(times)")  // Ctrl+Shift+C, 4.583071 s after its own attach
+        #expect(times.allSatisfy { (Double($0) ?? .infinity) < 60 }, "\(times)")
+
+        let merged = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml", "--merge"])
+        #expect(merged.status == 0)
+        #expect(merged.lines.first == "# time: seconds since the first event, one timeline for every recording (--merge); then the event and its details (--format json: the recordings' own timestamps)")
+        #expect(!merged.stdout.contains("# timeline"))
+        let mergedTimes = merged.lines.dropFirst().compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(mergedTimes.first == "0.000000")
         // The second recording is 50,795,553 s (1.6 years) later on the same clock.
-        #expect(times.contains { $0.hasPrefix("50795552.") || $0.hasPrefix("50795553.") }, "\(times)")
-        #expect(!times.contains { $0.hasPrefix("1498157316") || $0.hasPrefix("1548952869") })
+        #expect(mergedTimes.contains { $0.hasPrefix("50795552.") || $0.hasPrefix("50795553.") }, "\(mergedTimes)")
+        #expect(!mergedTimes.contains { $0.hasPrefix("1498157316") || $0.hasPrefix("1548952869") })
+
+        // JSON is the contract it was: the recordings' own timestamps, --merge or not.
         let json = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml", "--format", "json"])
         #expect(json.lines.first == #"{"event":"attach","time":1498157316.454215,"device":"super-up.evemu","keyboard":true,"integration":"external","integration_reason":"bus USB"}"#)
+        let jsonMerged = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml", "--format", "json", "--merge"])
+        #expect(json.stdout == jsonMerged.stdout)
         // The Logitech recording starts at 0.000001: its first line is 0.000000 in text too.
         let k400 = runTool(["replay", Paths.examples + "/recordings/logitech-k400-ctrl-c.evemu", "--config", Paths.examples + "/commands.toml"])
         #expect(k400.lines.dropFirst().first?.hasPrefix("0.000000 ") == true, "\(k400.lines)")
+    }
+
+    /// Issue 33 (item 8): what scripts/quickstart shows a newcomer, every example recording: the
+    /// three recordings on one clock from 0 s share the first timeline, each of the three with
+    /// Unix times starts its own; no time jumps from "12.07" to "1473280906.93".
+    @Test func theQuickstartReplayOfEveryExampleRecordingHasATimelinePerClock() {
+        let names = ["ctrl-alt-f1", "ctrl-shift-c", "desktop-keys", "logitech-k400-ctrl-c", "service-keys", "super-up"]
+        let files = names.map { Paths.examples + "/recordings/\($0).evemu" }  // the glob's order
+        let r = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let timelines = r.lines.filter { $0.hasPrefix("# timeline ") }
+        #expect(timelines.map { $0.split(separator: ":").first.map(String.init) ?? "" } == ["# timeline 2", "# timeline 3", "# timeline 4"])
+        #expect(timelines.map { $0.split(separator: " ")[3] } == [Substring(files[0]), Substring(files[5]), Substring(files[1])])
+        let times = r.lines.filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
+        #expect(times.count == r.lines.count - 4)
+        #expect(times.allSatisfy { $0 < 13 }, "\(r.stdout)")
+        // Each timeline counts from 0 and its events keep their order.
+        var expectZero = true
+        var last = 0.0
+        for line in r.lines.dropFirst() {
+            if line.hasPrefix("# timeline ") { expectZero = true; continue }
+            let t = Double(line.split(separator: " ")[0]) ?? -1
+            if expectZero { #expect(t == 0, "\(line)"); expectZero = false } else { #expect(t >= last, "\(line)") }
+            last = t
+        }
+        // The same commands fire as with one merged timeline: only the time column differs.
+        let merged = runTool(["replay"] + files + ["--config", Paths.examples + "/commands.toml", "--merge"])
+        func body(_ lines: [String]) -> [String] {
+            lines.filter { !$0.hasPrefix("#") }.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ") }
+        }
+        #expect(body(r.lines) == body(merged.lines))
+        #expect(merged.lines.contains { $0.hasPrefix("1473280906.") })
     }
 
     @Test func nonKeyboardsAttachAsNonKeyboards() {
