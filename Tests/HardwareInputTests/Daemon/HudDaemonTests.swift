@@ -76,6 +76,32 @@ struct HudDaemonTests {
         #expect(h.pump(until: { h.logs.all.contains { $0.hasSuffix(": copy-marker") } }))
     }
 
+    /// Issue 33 item 5: a user active on seat1 watches only seat1's keyboards: Super held on
+    /// seat0's keyboard (another user's seat) shows the HUD to nobody of ours; held on
+    /// seat1's, it shows to us. The toolbar lists seat1's chain (its user's scopes).
+    @Test func aUserActiveOnSeat1WatchesOnlySeat1sKeyboards() throws {
+        let h = try DaemonHarness(config: Self.config, userAgents: true)
+        h.daemon.setPeerAuthorization { _, _, _ in false }
+        h.login.activate(4242, on: "seat0")
+        h.login.activate(geteuid(), on: "seat1")
+        let seat0 = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        var onSeat1 = try Descriptions.lenovo
+        onSeat1.udevSeat = "seat1"
+        let seat1 = h.source.plug("/dev/input/event2", onSeat1)
+        h.pump()
+        let me = try SocketClient(path: h.socketPath)
+        let reply = exchange(h, me, #"{"request":"subscribe","events":["hud","toolbar"]}"#)
+        #expect(reply.first?.hasPrefix(#"{"reply":"subscribe","ok":true"#) == true, "\(reply)")
+        holdSuper(h, seat0)
+        h.pump()
+        #expect(h.events.contains { $0.kind == "hud" })  // the HUD showed, for seat0's user
+        #expect(Self.events(me.receive().lines, "hud").isEmpty)
+        holdSuper(h, seat1)
+        h.pump()
+        let seen = Self.events(me.receive().lines, "hud")
+        #expect(seen.first?.contains(#""show":true,"trigger":"hold""#) == true, "\(seen)")
+    }
+
     @Test func theActiveUsersToolbarHasItsOwnTableAndTheSystemsAndFollowsChanges() throws {
         let h = try DaemonHarness(config: Self.config, userAgents: true)
         h.daemon.setPeerAuthorization { _, _, _ in false }
