@@ -310,8 +310,11 @@ public final class Pipeline {
     public var nextDeadline: EventTime? {
         var earliest: EventTime? = presence.nextDeadline
         if let a = router.nextDeadline, earliest == nil || a < earliest! { earliest = a }
-        for case let parked? in parkedRouters {
-            if let a = parked.nextDeadline, earliest == nil || a < earliest! { earliest = a }
+        // Other seats' routers exist only where a second seat has keyboards (read per event).
+        if parkedRouters.count > 1 {
+            for i in parkedRouters.indices {
+                if let a = parkedRouters[i]?.nextDeadline, earliest == nil || a < earliest! { earliest = a }
+            }
         }
         if let a = hud.nextDeadline, earliest == nil || a < earliest! { earliest = a }
         for u in userRouters {
