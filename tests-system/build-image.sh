@@ -33,15 +33,17 @@ cache=${KBD_SYSTEM_CACHE:-/var/cache/kbd-commandd-system}
 # The base image's packages: what the issue names (a booted Debian with systemd, udev,
 # logind), what the checks run (chvt from kbd, ps, getfacl), the runtime dependencies of
 # the two .debs (so installing them needs no download), and sway for the bar.
+# debootstrap takes the system's packages; apt (in the chroot, which resolves alternatives
+# such as dbus-session-bus that debootstrap does not) the rest.
+system_packages=(systemd-sysv udev dbus libpam-systemd login acl linux-image-amd64 initramfs-tools)
 packages=(
-    systemd-sysv udev dbus libpam-systemd login acl linux-image-amd64 initramfs-tools
-    kbd procps psmisc adduser passwd util-linux less
+    dbus-user-session kbd procps psmisc adduser passwd less
     libevdev2 libxkbcommon0 xkb-data libsystemd0 libglib2.0-0
     sway libgtk-3-0 libgtk-layer-shell0 fonts-dejavu-core
 )
 # The recipe's version: bump when the steps of base_build change.
 recipe=3
-key=$(printf '%s\n' "bookworm" "$recipe" "${packages[@]}" | sha256sum | cut -c1-16)
+key=$(printf '%s\n' "bookworm" "$recipe" "${system_packages[@]}" "${packages[@]}" | sha256sum | cut -c1-16)
 base="$cache/base-$key"
 
 mounted=()
@@ -64,15 +66,24 @@ chroot_unmount() {
 base_build() {
     local tmp="$1"
     local list
-    list=$(IFS=,; echo "${packages[*]}")
-    echo "build-image: debootstrap bookworm (minbase + ${#packages[@]} packages) into $tmp" >&2
+    list=$(IFS=,; echo "${system_packages[*]}")
+    echo "build-image: debootstrap bookworm (minbase, ${system_packages[*]}) into $tmp" >&2
     debootstrap --variant=minbase --include="$list" bookworm "$tmp" "$mirror" >"$tmp.log" 2>&1 || {
         tail -n 30 "$tmp.log" >&2
-        echo "build-image: debootstrap failed (log above; is $mirror reachable?)" >&2
+        echo "build-image: debootstrap failed (log above, and $tmp/debootstrap/debootstrap.log; is $mirror reachable?)" >&2
         return 1; }
+    echo "build-image: apt-get install ${packages[*]}" >&2
+    chroot_mounts "$tmp"
+    if ! chroot "$tmp" apt-get update -qq >>"$tmp.log" 2>&1 ||
+       ! chroot "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${packages[@]}" >>"$tmp.log" 2>&1; then
+        tail -n 30 "$tmp.log" >&2
+        echo "build-image: apt-get install in the base image failed (log above)" >&2
+        return 1
+    fi
+    chroot "$tmp" apt-get clean
+    chroot_unmount
     # The kernel's initramfs must find the root on virtio-blk: MODULES=most has it.
     # Nothing else is configured here: the per-run step does the rest.
-    rm -f "$tmp/var/cache/apt/archives/"*.deb
     echo "root.img" >"$tmp/etc/hostname"
 }
 

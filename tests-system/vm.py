@@ -46,7 +46,7 @@ class VM:
     def __init__(self, image_dir, sway=False, badconfig=False, run_dir=None, log=None):
         self.image_dir = os.path.abspath(image_dir)
         self.sway, self.badconfig = sway, badconfig
-        self.dir = run_dir or tempfile.mkdtemp(prefix="kbd-system-vm.")
+        self.dir = run_dir or tempfile.mkdtemp(prefix="boot.", dir=os.environ.get("KBD_SYSTEM_RUNS") or None)
         self.log = log or (lambda m: print("[vm] " + m, file=sys.stderr, flush=True))
         self.proc = None
         self.pid = None
