@@ -57,6 +57,7 @@ chroot_mounts() {
     mount -t proc proc "$1/proc"; mounted+=("$1/proc")
     mount -t sysfs sys "$1/sys"; mounted+=("$1/sys")
     mount --bind /dev "$1/dev"; mounted+=("$1/dev")
+    mount -t devpts -o newinstance devpts "$1/dev/pts" 2>/dev/null && mounted=("$1/dev/pts" "${mounted[@]}")
 }
 chroot_unmount() {
     cleanup
@@ -115,10 +116,10 @@ mkdir -p "$root/tmp/debs"
 cp "${debs[@]}" "$root/tmp/debs/"
 chroot_mounts "$root"
 names=()
-for d in "${debs[@]}"; do names+=("./tmp/debs/$(basename "$d")"); done
-# No network is needed: every dependency is in the base. In a chroot the postinst
+for d in "${debs[@]}"; do names+=("./$(basename "$d")"); done
+# Nothing is downloaded: every dependency is in the base. In a chroot the postinst
 # enables the unit but does not start it (policy), and the udev rule is applied at boot.
-if ! chroot "$root" sh -c 'cd / && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --no-download "$@"' sh "${names[@]}" >"$out/apt-install.log" 2>&1; then
+if ! chroot "$root" sh -c 'cd /tmp/debs && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"' sh "${names[@]}" >"$out/apt-install.log" 2>&1; then
     tail -n 30 "$out/apt-install.log" >&2
     echo "build-image: apt install of the packages failed in the image (log above, $out/apt-install.log)" >&2
     exit 1
@@ -131,5 +132,5 @@ cp "$root/boot/vmlinuz-"* "$out/vmlinuz"
 cp "$root/boot/initrd.img-"* "$out/initrd.img"
 # A raw ext4 image of the folder: the guest's /dev/vda. 4 GiB, sparse.
 mkfs.ext4 -q -F -L kbdroot -d "$root" "$out/root.img" 4G
-rm -rf "$root"
+rm -rf --one-file-system "$root"
 echo "build-image: $out/root.img in $(( $(date +%s) - t0 )) s" >&2

@@ -73,7 +73,7 @@ class VM:
         if self.badconfig:
             append += " kbdtest.badconfig"
         q = ["qemu-system-x86_64", "-name", "kbd-system", "-nodefaults", "-no-user-config",
-             "-machine", "q35", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "2048",
+             "-machine", "q35,i8042=off", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "2048",
              "-kernel", os.path.join(self.image_dir, "vmlinuz"),
              "-initrd", os.path.join(self.image_dir, "initrd.img"), "-append", append,
              "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe" % overlay,
@@ -118,8 +118,11 @@ class VM:
             if time.monotonic() > deadline:
                 raise VMError("the guest did not answer on its control channel within %d s; console: %s"
                               % (timeout, os.path.join(self.dir, "console.log")))
+        # Booted: systemd says so (running, or degraded when a unit failed).
+        rc, state = self.sh("systemctl is-system-running --wait", timeout=max(5, deadline - time.monotonic()))
+        self.log("systemctl is-system-running: %s" % state.strip())
         self.boot_seconds = round(time.monotonic() - t0, 1)
-        self.log("guest answers after %.1f s" % self.boot_seconds)
+        self.log("booted after %.1f s" % self.boot_seconds)
         return self
 
     def stop(self):
