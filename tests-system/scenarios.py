@@ -343,13 +343,34 @@ def s_badconfig_boot(vm):
     n = vm.out("systemctl show -p NRestarts --value %s" % UNIT).strip()
     state = vm.out("systemctl show -p ActiveState,SubState,Result --value %s | xargs" % UNIT).strip()
     log = vm.out("journalctl -b -q --no-pager -o cat -u %s" % UNIT)
-    starts = len(re.findall(r"^Start(ing|ed) kbd-commandd", log, re.M))
     check(re.search(r"90-bad\.toml:\d+", log), "no file:line for the bad drop-in in the journal: %s" % log[-600:])
     check(n == "0", "the unit restarted %s times in 12 s (%s): a bad config must not loop" % (n, state))
     check(state.split()[0] in ("failed", "inactive"), "the unit is %s" % state)
-    # Fix the config, as a person would, for the next scenario.
-    vm.out("rm -f /etc/kbd-commandd/config.d/90-bad.toml; systemctl reset-failed %s; systemctl restart %s" % (UNIT, UNIT))
-    del starts
+
+
+def restore_service(vm):
+    """The bad drop-in removed and the service started, as a person would."""
+    vm.out("rm -f /etc/kbd-commandd/config.d/90-bad.toml")
+    check(vm.wait_until("systemctl is-active -q %s || { systemctl reset-failed %s; systemctl restart %s; false; }"
+                        % (UNIT, UNIT, UNIT), 40, every=3),
+          "the service does not start with the bad drop-in removed: %s" % vm.sh("systemctl status --no-pager %s" % UNIT)[1][-800:])
+
+
+def s_agent_after_service(vm):
+    """agents started while the service was down (bob's text console, alice's sway) connect once it runs"""
+    cur = cursor(vm)
+    restore_service(vm)
+    for u in ("alice", "bob"):
+        check(vm.wait_until("pgrep -u %s -f kbd-commandd-agent >/dev/null" % u, 60), "%s's agent is not running" % u)
+    time.sleep(1)
+    missing = []
+    for u in ("alice", "bob"):
+        uid = vm.out("id -u %s" % u).strip()
+        if not wait_log(vm, cur, r"^control: uid %s registered" % uid, timeout=20):
+            missing.append(u)
+    if missing:
+        why = vm.sh("journalctl -b -q -o cat _UID=$(id -u bob) | grep -i 'waiting for the service' | tail -n 1")[1].strip()
+        raise Fail("the agents of %s never connected after the service started (%s)" % (", ".join(missing), why))
 
 
 def bottom_and_top(img, band):
@@ -368,7 +389,14 @@ def differs(a, b):
 def s_sway_bar(vm):
     """sway on tty1 (alice, agent from sway's config): the bar at the bottom while a usb-kbd is attached, gone after device_del; Super held shows the HUD"""
     if vm.sh("systemctl is-active -q %s" % UNIT)[0] != 0:
-        vm.out("systemctl reset-failed %s; systemctl restart %s" % (UNIT, UNIT))
+        restore_service(vm)
+    uid = vm.out("id -u alice").strip()
+    if vm.sh("journalctl -b -q -o cat -u %s | grep -q 'control: uid %s registered'" % (UNIT, uid))[0] != 0:
+        # alice's agent started before the service (the agent-after-service scenario): she
+        # logs in again, as a person would, so that this scenario tests the bar.
+        print("    alice's agent is not connected: her session is ended and autologin starts sway again", flush=True)
+        vm.out("loginctl terminate-user alice")
+        time.sleep(3)
     check(vm.wait_until("pgrep -u alice -x sway >/dev/null", 90), "sway is not running: %s" %
           vm.sh("tail -n 20 /home/alice/sway.log")[1])
     check(vm.wait_until("pgrep -u alice -f kbd-commandd-agent >/dev/null", 30), "the agent did not start from sway's config")
@@ -423,6 +451,7 @@ SCENARIOS = [
     ("reload", "a", s_reload),
     ("remove-purge", "a", s_remove_purge),
     ("badconfig-boot", "b", s_badconfig_boot),
+    ("agent-after-service", "b", s_agent_after_service),
     ("sway-bar", "b", s_sway_bar),
 ]
 BOOTS = {"a": dict(), "b": dict(sway=True, badconfig=True)}

@@ -239,7 +239,8 @@ class VM:
         self.keyboards.add(name)
 
     def screendump(self, path):
-        self.qmp_cmd("screendump", {"filename": path})
+        # The virtio-gpu's picture (console 0 may be the small display kbd2's keys go to).
+        self.qmp_cmd("screendump", {"filename": path, "device": "gpu"})
         return read_ppm(path)
 
     # ---- the control channel
