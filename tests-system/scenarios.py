@@ -402,7 +402,7 @@ def s_agent_after_service(vm):
         if not wait_log(vm, cur, r"^control: uid %s registered" % uid, timeout=20):
             missing.append(u)
     if missing:
-        why = vm.sh("grep 'waiting for the service' /home/alice/sway.log | tail -n 1")[1].strip()
+        why = vm.sh("grep -m 1 'waiting for the service' /home/alice/sway.log")[1].strip()
         raise Fail("the agents of %s never connected after the service started (alice's agent said: %s)" % (", ".join(missing), why))
 
 
