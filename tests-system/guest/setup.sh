@@ -6,7 +6,9 @@
 # - users alice, bob, carol and dave (password kbdtest); alice autologin on tty1, bob
 #   on tty2; carol and dave log in by typing at a login prompt;
 # - each user's agent table (commands that write "fired NAME" to the journal) and the
-#   agent started from ~/.profile (a text console) or from sway's config (alice, sway);
+#   agent started from ~/.profile (a text console: alice and bob as a transient user unit,
+#   carol as a background process that outlives her logout) or from sway's config (alice,
+#   sway);
 # - a system drop-in binding Ctrl+Alt+M for the service.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -55,9 +57,10 @@ user_table bob "Super+M bob-chord" "q bob-letter"
 # carol binds every letter of what the next user types at the login prompt ("dave",
 # "kbdtest"): after she logs out, none may fire.
 user_table carol "d carol-d" "a carol-a" "v carol-v" "e carol-e" "k carol-k" "b carol-b" "t carol-t" "s carol-s"
-for u in alice bob carol; do
+for u in alice bob; do
     cat "$here/profile-agent" >>"$root/home/$u/.profile"
 done
+cat "$here/profile-agent-plain" >>"$root/home/carol/.profile"
 mkdir -p "$root/home/alice/.config/sway"
 cp "$here/sway-config" "$root/home/alice/.config/sway/config"
 for u in alice bob carol dave; do
