@@ -31,13 +31,13 @@ mirror=${KBD_SYSTEM_MIRROR:-http://deb.debian.org/debian}
 cache=${KBD_SYSTEM_CACHE:-/var/cache/kbd-commandd-system}
 
 # The base image's packages: what the issue names (a booted Debian with systemd, udev,
-# logind), what the checks run (chvt from kbd, ps, getfacl), the runtime dependencies of
+# logind), what the checks run (chvt from kbd, ps, getfacl, evemu-device for a lid switch), the runtime dependencies of
 # the two .debs (so installing them needs no download), and sway for the bar.
 # debootstrap takes the system's packages; apt (in the chroot, which resolves alternatives
 # such as dbus-session-bus that debootstrap does not) the rest.
 system_packages=(systemd-sysv udev dbus libpam-systemd login acl linux-image-amd64 initramfs-tools)
 packages=(
-    dbus-user-session kbd procps psmisc adduser passwd less
+    dbus-user-session kbd procps psmisc adduser passwd less evemu-tools
     libevdev2 libxkbcommon0 xkb-data libsystemd0 libglib2.0-0
     sway libgtk-3-0 libgtk-layer-shell0 fonts-dejavu-core
 )

@@ -124,6 +124,18 @@ def s_service_unit(vm):
 
 def s_acl_nodes(vm):
     """the read ACL is on the keyboard and switch nodes and on nothing else"""
+    # A lid switch (uinput, from an evemu description): QEMU's PC has none.
+    cur = cursor(vm)
+    vm.out("setsid evemu-device /usr/local/share/kbdtest/lid-switch.evemu >/tmp/lid.log 2>&1 </dev/null & echo $! >/tmp/lid.pid")
+    try:
+        check(wait_log(vm, cur, r'^switch attached: .*"kbdtest Lid Switch"'), "the service did not open the lid switch: %s"
+              % vm.sh("cat /tmp/lid.log; getfacl -p $(grep -o '/dev/input/event[0-9]*' /tmp/lid.log)")[1])
+        acl_rows(vm)
+    finally:
+        vm.sh("kill $(cat /tmp/lid.pid) 2>/dev/null; true")
+
+
+def acl_rows(vm):
     script = r'''
 for n in /dev/input/event*; do
   props=$(udevadm info -q property -n "$n")
@@ -139,7 +151,8 @@ getfacl -R -p -s /dev /run /tmp /var/tmp /etc 2>/dev/null |
     out = vm.out(script)
     nodes, elsewhere = out.split("--- elsewhere")
     rows = [line.split("|", 3) for line in nodes.strip().splitlines()]
-    check(any(r[1] == "key" for r in rows), "no keyboard node at all: %s" % rows)
+    check(any(r[1] == "key" and "Keyboard" in r[3] for r in rows), "no keyboard node at all: %s" % rows)
+    check(any(r[1] == "key" and r[3] == "kbdtest Lid Switch" for r in rows), "no switch node: %s" % rows)
     check(any(r[1] == "other" for r in rows), "no non-keyboard node (the USB mouse) to check: %s" % rows)
     for n, kind, acl, name in rows:
         if kind == "key":

@@ -15,6 +15,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root=$1
 install -m 0755 "$here/kbdtest-ctl" "$root/usr/local/sbin/kbdtest-ctl"
 install -m 0755 "$here/kbdtest-boot" "$root/usr/local/sbin/kbdtest-boot"
+mkdir -p "$root/usr/local/share/kbdtest"
+install -m 0644 "$here/lid-switch.evemu" "$root/usr/local/share/kbdtest/"
 install -m 0644 "$here/kbdtest-ctl.service" "$here/kbdtest-boot.service" "$root/etc/systemd/system/"
 mkdir -p "$root/etc/systemd/system/multi-user.target.wants" "$root/etc/systemd/system/getty.target.wants"
 ln -sf /etc/systemd/system/kbdtest-ctl.service "$root/etc/systemd/system/multi-user.target.wants/"
