@@ -34,8 +34,14 @@ work=$(mktemp -d /var/tmp/kbd-system.XXXXXX)
 finish() {
     local f
     # Every qemu a boot started, by the PID it recorded (tests-system/vm.py).
+    # (Only a PID that is still a qemu: the number may have been reused once it exited.)
+    local pid
     for f in "$work"/runs/*/qemu.pid.host; do
-        [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+        [ -f "$f" ] || continue
+        pid=$(cat "$f")
+        case "$(readlink "/proc/$pid/exe" 2>/dev/null)" in
+            */qemu-system-*) kill -KILL "$pid" 2>/dev/null || true ;;
+        esac
     done
     if [ "$keep" = yes ]; then echo "kept: $work"; else rm -rf "$work"; fi
 }
