@@ -54,7 +54,8 @@ public enum Agent {
                 return ExitStatus.noInput
             }
             // One agent per user and service, however many ways it was started (issue 27).
-            if let lock = SingleInstance.lockPath(environment: environment, socketPath: socket) {
+            // Keyed by the socket it was given, or by "the default one" (which it follows).
+            if let lock = SingleInstance.lockPath(environment: environment, socketPath: options.socket ?? "default") {
                 switch SingleInstance.acquire(lock) {
                 case .acquired: break  // held until the process exits
                 case .heldBy(let pid):
@@ -65,7 +66,7 @@ public enum Agent {
                 }
             }
             do {
-                let agent = try AgentLoop(configPath: config, socketPath: socket, environment: environment, logger: logger)
+                let agent = try AgentLoop(configPath: config, socketPath: socket, followsDefaultSocket: options.socket == nil, environment: environment, logger: logger)
                 agent.run()
                 return ExitStatus.success
             } catch {
@@ -101,7 +102,12 @@ final class AgentLoop {
     }
 
     let configPath: String
-    let socketPath: String
+    /// The service's socket: given with --socket, else chosen again before each connection
+    /// attempt (the system socket once it exists, else the user's), so an agent started
+    /// while the service was down finds it when it comes (it used to wait at the user's
+    /// path forever).
+    private(set) var socketPath: String
+    private let followsDefaultSocket: Bool
     private let logger: Logger
     private let epoll: Epoll
     private let signals: Int32
@@ -113,7 +119,7 @@ final class AgentLoop {
     private let bar: BarProcess
     private var config: Config?
     /// The service's socket; connected only to a server of root, the service's user or this user.
-    private let client: ControlClient
+    private var client: ControlClient
     private var backoff = ReconnectBackoff()
     /// The ids registered on this connection: a `command` event for any other id is ignored.
     private var registeredIDs: Set<String> = []
@@ -156,9 +162,10 @@ final class AgentLoop {
     /// Called with the scopes right after they were sent (the latency bench).
     var scopesSent: (([String]) -> Void)?
 
-    init(configPath: String, socketPath: String, environment: [String: String], logger: Logger) throws {
+    init(configPath: String, socketPath: String, followsDefaultSocket: Bool = false, environment: [String: String], logger: Logger) throws {
         self.configPath = configPath
         self.socketPath = socketPath
+        self.followsDefaultSocket = followsDefaultSocket
         client = ControlClient(path: socketPath)
         self.logger = logger
         self.environment = environment
@@ -331,6 +338,13 @@ final class AgentLoop {
 
     private func connect() {
         guard !client.isConnected else { return }
+        if followsDefaultSocket, let path = ControlSocketPath.forClient(environment: environment, exists: { access($0, F_OK) == 0 }), path != socketPath {
+            logger.info("the service's socket is \(path) now (was \(socketPath))")
+            socketPath = path
+            client = ControlClient(path: path)
+            saidRefusal = false
+            updateBar()
+        }
         do throws(ControlClientError) {
             try client.connect(nonBlocking: true)
         } catch {
