@@ -27,18 +27,16 @@ struct SeatsEndToEndTests {
         return tool.stdout.split(separator: "\n").map(String.init)
     }
 
-    @Test(.enabled(if: canIsolate, "needs root, unshare and kbd-bench"))
-    func followsSimulatedLogindThroughSwitches() throws {
-        // The child waits for the test's go-ahead file before following logind.
+    /// `kbd-bench seats --changes N` in a private mount namespace whose /run/systemd is a
+    /// fresh tmpfs, waiting for the test's go-ahead file; returns it and the simulated
+    /// logind's files (under /proc/PID/root), once the mount is there.
+    func isolatedSeats(changes: Int) throws -> (tool: RunningTool, files: LogindFiles, root: String) {
         let script = """
             mount -t tmpfs -o mode=0755,size=1m kbd-test-logind /run/systemd || exit 90
             while [ ! -e /run/systemd/go ]; do sleep 0.02; done
-            exec "$0" seats --changes 3
+            exec "$0" seats --changes \(changes)
             """
         let tool = RunningTool(["-m", "--propagation", "private", "sh", "-c", script, Self.bench], executable: "/usr/bin/unshare")
-        defer {
-            if tool.wait(seconds: 0.1) == -1 { _ = tool.wait(seconds: 0) }
-        }
         let root = "/proc/\(tool.pid)/root/run/systemd"
         // Wait for the child's own mount (another device than the host's /run/systemd).
         var host = stat()
@@ -52,6 +50,15 @@ struct SeatsEndToEndTests {
         try #require(mounted, "the child's /run/systemd never became a tmpfs: \(tool.stderr)")
         let files = LogindFiles(root: root)
         try files.boot()
+        return (tool, files, root)
+    }
+
+    @Test(.enabled(if: canIsolate, "needs root, unshare and kbd-bench"))
+    func followsSimulatedLogindThroughSwitches() throws {
+        let (tool, files, root) = try isolatedSeats(changes: 3)
+        defer {
+            if tool.wait(seconds: 0.1) == -1 { _ = tool.wait(seconds: 0) }
+        }
         let alice = LogindFiles.Session(id: "1", uid: 1000, user: "alice")
         let bob = LogindFiles.Session(id: "2", uid: 1001, user: "bob")
         let mallory = LogindFiles.Session(id: "3", uid: 1006, user: "mallory", seat: nil)  // an ssh login: no seat
@@ -77,27 +84,10 @@ struct SeatsEndToEndTests {
     /// does not count either; the user who logs in again does.
     @Test(.enabled(if: canIsolate, "needs root, unshare and kbd-bench"))
     func aClosingSessionLeftActiveOnTheSeatIsNobody() throws {
-        let script = """
-            mount -t tmpfs -o mode=0755,size=1m kbd-test-logind /run/systemd || exit 90
-            while [ ! -e /run/systemd/go ]; do sleep 0.02; done
-            exec "$0" seats --changes 2
-            """
-        let tool = RunningTool(["-m", "--propagation", "private", "sh", "-c", script, Self.bench], executable: "/usr/bin/unshare")
+        let (tool, files, root) = try isolatedSeats(changes: 2)
         defer {
             if tool.wait(seconds: 0.1) == -1 { _ = tool.wait(seconds: 0) }
         }
-        let root = "/proc/\(tool.pid)/root/run/systemd"
-        var host = stat()
-        try #require(stat("/run/systemd", &host) == 0)
-        var mounted = false
-        for _ in 0..<250 {
-            var st = stat()
-            if stat(root, &st) == 0, st.st_dev != host.st_dev { mounted = true; break }
-            usleep(20_000)
-        }
-        try #require(mounted, "the child's /run/systemd never became a tmpfs: \(tool.stderr)")
-        let files = LogindFiles(root: root)
-        try files.boot()
         var alice = LogindFiles.Session(id: "1", uid: 1000, user: "alice")
         try files.seat(sessions: [alice], active: "1")
         _ = creat(root + "/go", 0o644)
