@@ -1,7 +1,7 @@
 import CLinux
 import Logging
 import KbdSystem
-import KbdService
+import KbdProcess
 import KbdControl
 import KbdCore
 #if canImport(Glibc)

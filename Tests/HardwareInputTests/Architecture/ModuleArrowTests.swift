@@ -26,24 +26,28 @@ import Testing
         "KbdConfig": ["KbdTOML", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
         // KbdConfig: a registered table is held to a config's rules; CLinux: SO_PEERCRED.
         "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
+        // The process floor (issue 35): the event loop, the command runner and CSpawn, forked
+        // children, exit codes, arguments, the stderr log handler, sd_notify. Not the wire.
+        "KbdProcess": ["KbdSystem", "KbdCore", "CLinux", "CSpawn", "Logging"],
         // Handed a device source: never KbdEvdev or KbdRecording.
         "KbdDaemon": ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                      "KbdGeometry", "KbdSeats", "CLinux", "CSpawn", "Logging"],
+                      "KbdGeometry", "KbdSeats", "KbdProcess", "CLinux", "Logging"],
         // The umbrella: re-exports the library for tools and tests outside the package.
         "HardwareInput": Self.library,
         // Floor 7 and the helpers: what they use, by name; never the umbrella.
         "KbdService": Self.library.subtracting(["KbdTOML"]).union(["CLinux", "Logging"]),
-        // The agent: the wire through KbdControl's client, its config, the runner it shares
-        // with the daemon, the desktop's C libraries; JSON for sway/i3 IPC and Hyprland.
+        // The agent: the wire through KbdControl's client, its config, the process floor (the
+        // runner, children, options) it shares with the daemon and the bar, the desktop's C
+        // libraries; JSON for sway/i3 IPC and Hyprland. Never KbdService or KbdDaemon.
         "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                     "KbdDaemon", "KbdService", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
+                     "KbdProcess", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
         "KbdTestSupport": Self.library.union(["CLinux", "Logging", "Synchronization"]),
         // The shortcuts bar: the wire's types and client, the geometry's metrics, TOML for its
         // one key ([bar] enabled; not the config loader); no toolkit (what to show is decided
         // without one), no Logging.
-        "KbdBar": ["KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
+        "KbdBar": ["KbdProcess", "KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
         // Its executable: KbdBar drawn by the GTK shim; exit codes and the version.
-        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdService", "KbdSystem"],
+        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdProcess", "KbdSystem"],
         "kbd-commandd-agent": ["KbdAgent"],
         "kbd-commandd-daemon": ["KbdService"],
         "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),
@@ -53,15 +57,15 @@ import Testing
     ]
     /// The library's modules (what the umbrella re-exports).
     static let library: Set<String> = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",
-                                       "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"]
+                                       "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon"]
     /// Imported by anything: the platform, never a module of ours.
     static let platform: Set<String> = ["Glibc", "Darwin", "Synchronization"]
     static let codecs: Set<String> = ["KbdJSON", "KbdTOML"]
     static let libraryTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
-                                 "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdService"]
+                                 "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon", "HardwareInput", "KbdService"]
     /// Every Swift target of Package.swift (the C ones have no Swift to read).
     static let swiftTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
-                               "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdTestSupport",
+                               "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon", "HardwareInput", "KbdTestSupport",
                                "KbdService", "KbdAgent", "kbd-commandd-agent", "kbd-commandd-daemon", "kbd-commandd", "kbd-bench", "kbd-fuzz",
                                "KbdBar", "kbd-commandd-bar"]
 
@@ -112,6 +116,24 @@ import Testing
     func noUmbrella(target: String) {
         for (file, module) in Self.imports(of: target) {
             #expect(module != "HardwareInput", "\(file): \(target) imports the HardwareInput umbrella instead of the modules it uses")
+        }
+    }
+
+    /// Issue 35: one argument scanner (KbdProcess's ArgumentScanner), and processes are forked
+    /// only by the process floor (KbdProcess, CSpawn). The bar's launcher in the agent is the
+    /// one left (the next slice moves it).
+    @Test func oneArgumentScannerAndForksOnlyInTheProcessFloor() {
+        let forkAllowed = ["/KbdProcess/", "/KbdAgent/BarProcess.swift", "/kbd-bench/", "/KbdTestSupport/"]
+        for target in Self.swiftTargets {
+            for file in Files.list(Self.sources + "/" + target, suffix: ".swift") {
+                guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
+                if !file.contains("/KbdProcess/") {
+                    #expect(!text.contains("struct ArgumentScanner"), "\(file): a second argument scanner")
+                }
+                if !forkAllowed.contains(where: { file.contains($0) }) {
+                    #expect(!text.contains("fork()"), "\(file): fork() outside the process floor")
+                }
+            }
         }
     }
 
