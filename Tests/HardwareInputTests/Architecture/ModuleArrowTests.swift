@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdEvdev
+import KbdCommands
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -117,6 +121,19 @@ import Testing
         for (file, module) in Self.imports(of: target) {
             #expect(module != "HardwareInput", "\(file): \(target) imports the HardwareInput umbrella instead of the modules it uses")
         }
+    }
+
+    /// Issue 35: test files import the modules they test; at most five the umbrella.
+    @Test func atMostFiveTestFilesImportTheUmbrella() {
+        let tests = Self.sources + "/../Tests"
+        var umbrella: [String] = []
+        for file in Files.list(tests, suffix: ".swift") {
+            guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
+            if text.split(separator: "\n").contains(where: { $0 == "import HardwareInput" || $0 == "@testable import HardwareInput" }) {
+                umbrella.append(file)
+            }
+        }
+        #expect(umbrella.count <= 5, "\(umbrella.count) test files import the HardwareInput umbrella: \(umbrella.joined(separator: ", "))")
     }
 
     /// Issue 35: one argument scanner (KbdProcess's ArgumentScanner), and processes are forked
