@@ -143,7 +143,8 @@ let package = Package(
         .target(
             name: "KbdProcess",
             dependencies: ["KbdSystem", "KbdCore", "CLinux", "CSpawn", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strict
+            // As KbdDaemon's, where the runner was (release: no runtime exclusivity checks).
+            swiftSettings: hotPath
         ),
         .target(
             name: "KbdDaemon",

@@ -154,6 +154,30 @@ import Testing
         }
     }
 
+    /// Issue 35: the agent runs programs and reads its options through KbdProcess, never
+    /// through the service's or the daemon's modules. (KbdPipeline goes when the wire has
+    /// its own event kinds.)
+    @Test func theAgentImportsNeitherTheServiceNorTheDaemon() {
+        for (file, module) in Self.imports(of: "KbdAgent") + Self.imports(of: "KbdBar") + Self.imports(of: "kbd-commandd-bar") {
+            #expect(module != "KbdService" && module != "KbdDaemon", "\(file) imports \(module)")
+        }
+    }
+
+    /// Issue 35: event-loop tokens are enum values (KbdProcess's EventLoop), not bits packed
+    /// above a descriptor (`1 << 32`). The two hand-written loops still have theirs until
+    /// they move onto the EventLoop; none may be added.
+    @Test func noNewBitPackedLoopTokens() {
+        let known = ["/KbdDaemon/KeyboardDaemon.swift": 5, "/KbdAgent/Agent.swift": 2]
+        for target in Self.swiftTargets {
+            for file in Files.list(Self.sources + "/" + target, suffix: ".swift") {
+                guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
+                let tokens = text.split(separator: "\n").filter { $0.contains(": UInt64 = ") && $0.contains(" << 32") }.count
+                let allowed = known.first { file.hasSuffix($0.key) }?.value ?? 0
+                #expect(tokens <= allowed, "\(file): \(tokens) event-loop tokens packed with << 32 (use an enum registration)")
+            }
+        }
+    }
+
     @Test("no codec below the config and the wire", arguments: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdRecording", "KbdEvdev", "KbdCommands", "KbdPipeline"])
     func noCodec(target: String) {
         for (file, module) in Self.imports(of: target) {
