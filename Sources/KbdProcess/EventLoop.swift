@@ -106,14 +106,15 @@ package final class EventLoop<Registration: Hashable & Sendable, TimerName: Hash
         signals = fd
     }
 
-    /// Watches one directory for entries written, created, renamed in or out, or removed (an
+    /// Watches one directory for entries written, created, renamed in, or removed (an
     /// editor saves by writing or by renaming over the file). The corresponding C functions are
     /// `inotify_init1` and `inotify_add_watch`.
     package func watchDirectory(_ path: String) throws(SystemError) {
         guard inotify < 0 else { throw SystemError(operation: "inotify (a second directory)", errno: EBUSY) }
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw SystemError(operation: "inotify_init1", errno: errno) }
-        let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
+        // The agent's mask today (a file renamed away is not a change of it).
+        let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
         guard inotify_add_watch(fd, path, mask) >= 0 else {
             let e = errno
             close(fd)
