@@ -138,16 +138,24 @@ let package = Package(
             dependencies: ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
             swiftSettings: crossModule
         ),
+        // The process floor under the service, the agent and the bar: the event loop, the command
+        // runner (CSpawn), forked children's lines, exit codes, arguments, logging, sd_notify.
+        .target(
+            name: "KbdProcess",
+            dependencies: ["KbdSystem", "KbdCore", "CLinux", "CSpawn", .product(name: "Logging", package: "swift-log")],
+            // As KbdDaemon's, where the runner was (release: no runtime exclusivity checks).
+            swiftSettings: hotPath
+        ),
         .target(
             name: "KbdDaemon",
             dependencies: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                           "KbdGeometry", "KbdSeats", "CLinux", "CSpawn", .product(name: "Logging", package: "swift-log")],
+                           "KbdGeometry", "KbdSeats", "KbdProcess", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: hotPath
         ),
         .target(
             name: "HardwareInput",
             dependencies: ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",
-                           "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"],
+                           "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon"],
             swiftSettings: strict
         ),
         // Shared by tests, the bench and the fuzz targets: fake devices, the recording generator, seeded randomness.
@@ -160,23 +168,23 @@ let package = Package(
         .target(
             name: "KbdService",
             dependencies: ["KbdSystem", "KbdCore", "KbdKeymap", "KbdRecording", "KbdEvdev", "KbdCommands", "KbdConfig", "KbdControl", "KbdDaemon",
-                           "CLinux", .product(name: "Logging", package: "swift-log")],
+                           "KbdProcess", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The per-user session agent: the user's own table, run in their session, and the
         // on-screen keyboard following the hardware keyboard. No argument parser, no Foundation.
         .target(
             name: "KbdAgent",
-            dependencies: ["KbdService", "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig",
-                           "KbdControl", "KbdDaemon", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdProcess", "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig",
+                           "KbdControl", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The shortcuts bar and HUD: what to show and when (pure), the connection; no toolkit.
-        .target(name: "KbdBar", dependencies: ["KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"], swiftSettings: strict),
+        .target(name: "KbdBar", dependencies: ["KbdProcess", "KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"], swiftSettings: strict),
         // `kbd-commandd bar` executes this: KbdBar drawn with GTK 3 + gtk-layer-shell (the shim).
         .executableTarget(
             name: "kbd-commandd-bar",
-            dependencies: ["KbdBar", "CBarShim", "KbdControl", "KbdService", "KbdSystem"],
+            dependencies: ["KbdBar", "CBarShim", "KbdControl", "KbdProcess", "KbdSystem"],
             swiftSettings: strict,
             // As the agent's link: no Swift runtime needed at run time, packed relocations.
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
@@ -206,7 +214,7 @@ let package = Package(
             dependencies: [
                 "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev", "KbdCommands",
                 "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon",
-                "KbdService",
+                "KbdProcess", "KbdService",
                 "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -224,7 +232,7 @@ let package = Package(
         .executableTarget(
             name: "kbd-bench",
             dependencies: ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdRecording", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                           "KbdDaemon", "KbdService", "KbdTestSupport", .product(name: "Logging", package: "swift-log")],
+                           "KbdDaemon", "KbdProcess", "KbdService", "KbdTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Fuzz targets (scripts/fuzz builds them for libFuzzer); normally a corpus runner.

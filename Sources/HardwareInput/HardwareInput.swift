@@ -14,4 +14,5 @@
 @_exported public import KbdPipeline
 @_exported public import KbdConfig
 @_exported public import KbdControl
+@_exported public import KbdProcess
 @_exported public import KbdDaemon

@@ -1,7 +1,6 @@
-import KbdService
+import KbdProcess
 import Logging
 import CLinux
-import KbdDaemon
 import KbdConfig
 import KbdControl
 import KbdCore
@@ -36,7 +35,7 @@ public enum Agent {
             _ = AgentOptions.help.withCString { write(1, $0, strlen($0)) }
             return ExitStatus.success
         case .version:
-            _ = "\(ServiceOptions.version)\n".withCString { write(1, $0, strlen($0)) }
+            _ = "\(ProgramInfo.version)\n".withCString { write(1, $0, strlen($0)) }
             return ExitStatus.success
         case .run(let options):
             signal(SIGPIPE, SIG_IGN)

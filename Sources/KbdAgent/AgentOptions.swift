@@ -1,4 +1,4 @@
-public import KbdService
+public import KbdProcess
 
 /// The options of the session agent (`kbd-commandd agent …`, which executes
 /// `kbd-commandd-agent …`). Parsed by hand: the agent links neither the argument
@@ -21,9 +21,7 @@ public struct AgentOptions: Equatable, Sendable {
     /// The user's config path: `$XDG_CONFIG_HOME/kbd-commandd/config.toml`, else
     /// `$HOME/.config/kbd-commandd/config.toml`; nil with neither variable.
     public static func defaultConfig(environment: [String: String]) -> String? {
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/kbd-commandd/config.toml" }
-        if let home = environment["HOME"], !home.isEmpty { return home + "/.config/kbd-commandd/config.toml" }
-        return nil
+        ProgramInfo.userConfigPath(environment: environment)
     }
 
     public static func parse(_ arguments: [String]) throws(CLIFailure) -> Parsed {
@@ -40,8 +38,8 @@ public struct AgentOptions: Equatable, Sendable {
             case "--socket": options.socket = try value()
             case "--log-level":
                 let text = try value()
-                guard ServiceOptions.levels.contains(text) else {
-                    throw usage("--log-level must be one of \(ServiceOptions.levels.joined(separator: ", ")), not '\(text)'")
+                guard ProgramInfo.logLevels.contains(text) else {
+                    throw usage("--log-level must be one of \(ProgramInfo.logLevels.joined(separator: ", ")), not '\(text)'")
                 }
                 options.logLevel = text
             default:

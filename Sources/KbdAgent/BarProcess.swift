@@ -1,7 +1,7 @@
 import CLinux
 import Logging
 import KbdSystem
-import KbdService
+import KbdProcess
 import KbdControl
 import KbdCore
 #if canImport(Glibc)
@@ -51,26 +51,11 @@ final class BarProcess {
             return
         }
         let argv = [path, "--socket", socketPath, "--config", configPath]
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
-        cArgs.append(nil)
-        defer { for p in cArgs { free(p) } }
-        let parent = getpid()
-        let child = fork()
-        if child == 0 {
-            // Only stdin, stdout and stderr stay open (its log goes where the agent's goes).
-            _ = kbd_close_inherited(-1)
-            _ = kbd_prctl_pdeathsig(SIGTERM)
-            if getppid() != parent { _exit(0) }
-            // The agent's signal mask (its signalfd) is inherited: the bar needs its signals.
-            var set = sigset_t()
-            sigemptyset(&set)
-            sigprocmask(SIG_SETMASK, &set, nil)
-            signal(SIGPIPE, SIG_DFL)
-            execv(path, &cArgs)
-            _exit(127)
-        }
-        guard child > 0 else {
-            logger.warning("bar: cannot start \(path): \(SystemError(operation: "fork", errno: errno).message)")
+        let child: pid_t
+        do throws(SystemError) {
+            child = try ChildProgram.start(path, arguments: argv)
+        } catch {
+            logger.warning("bar: cannot start \(path): \(error.message)")
             return
         }
         pid = child

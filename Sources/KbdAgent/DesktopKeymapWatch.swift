@@ -1,6 +1,7 @@
 import CGio
 import CLinux
 import KbdSystem
+import KbdProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,9 +56,11 @@ final class DesktopKeymapWatch {
     /// bus variables from it).
     init(desktop: Desktop, environment: [String: String]) throws(FocusSourceError) {
         self.desktop = desktop
-        child = try WatchChild(input: false) { output in
-            DesktopKeymapProducer(output: output, environment: environment).run(desktop)
-        }
+        do throws(ChildProcessError) {
+            child = try WatchChild(input: false) { output in
+                DesktopKeymapProducer(output: output, environment: environment).run(desktop)
+            }
+        } catch { throw FocusSourceError(message: error.message) }
     }
 
     /// The lines that arrived; `ended` when the child closed the pipe (it exited).
@@ -67,11 +70,15 @@ final class DesktopKeymapWatch {
     }
 
     static func line(_ text: String) -> Line {
-        if text == "none" { return .none }
-        if let layouts = DesktopLayouts(line: text[...]) { return .layouts(layouts) }
-        if text.hasPrefix("source ") { return .source(String(text.dropFirst(7))) }
-        if text.hasPrefix("warning ") { return .warning(String(text.dropFirst(8))) }
-        return .error(text.hasPrefix("error ") ? String(text.dropFirst(6)) : "the keymap watch said '\(text)'")
+        switch ChildLine(decoding: text) {
+        case .report("none"): return .none
+        case .report(let report):
+            if let layouts = DesktopLayouts(line: report[...]) { return .layouts(layouts) }
+            return .error("the keymap watch said '\(report)'")
+        case .source(let source): return .source(source)
+        case .warning(let warning): return .warning(warning)
+        case .error(let error): return .error(error)
+        }
     }
 }
 
@@ -86,12 +93,7 @@ struct DesktopKeymapProducer {
     static let kdeInterface = "org.kde.KeyboardLayouts"
 
     func emit(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(output, $0.baseAddress! + written, $0.count - written) }
-            if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else { _exit(0) }
-        }
+        ChildLine(decoding: line).write(to: output)
     }
 
     func run(_ desktop: DesktopKeymapWatch.Desktop) {

@@ -1,4 +1,5 @@
 import KbdSystem
+import KbdProcess
 
 /// The desktop's own sticky-keys setting, which the agent reports to the service
 /// (`set_sticky_keys`): GNOME's `org.gnome.desktop.a11y.keyboard stickykeys-enable` (mutter

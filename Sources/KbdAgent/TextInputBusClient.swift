@@ -2,6 +2,7 @@ import CLinux
 import KbdCore
 import KbdSystem
 import KbdConfig
+import KbdProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,13 +58,9 @@ package struct TextInputProducer {
         }
     }
 
+    /// One line to the agent (ChildLine: one line whatever the message holds; exits when the agent is gone).
     private func say(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(output, $0.baseAddress! + written, $0.count - written) }
-            if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else { _exit(0) }  // the agent is gone
-        }
+        ChildLine(decoding: line).write(to: output)
     }
 
     private func kwinValue(_ bus: MessageBus) throws(MessageBus.Failure) -> Bool {

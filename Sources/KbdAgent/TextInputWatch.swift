@@ -1,6 +1,7 @@
 import CLinux
 import KbdSystem
 import KbdConfig
+import KbdProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,9 +31,11 @@ final class TextInputWatch {
     /// Starts the child for `source` (not `.none`); `currentDesktop` (XDG_CURRENT_DESKTOP)
     /// decides what `auto` listens to. The agent's lines reach it on its standard input.
     init(source: TextInputSource, currentDesktop: String?, window: FocusedApplication) throws(FocusSourceError) {
-        child = try WatchChild(input: true) { output in
-            TextInputProducer(output: output, input: 0, currentDesktop: currentDesktop, window: window).run(source: source)
-        }
+        do throws(ChildProcessError) {
+            child = try WatchChild(input: true) { output in
+                TextInputProducer(output: output, input: 0, currentDesktop: currentDesktop, window: window).run(source: source)
+            }
+        } catch { throw FocusSourceError(message: error.message) }
     }
 
     /// Tells the child whose window has the focus now (false: the pipe was full and the line
@@ -42,13 +45,17 @@ final class TextInputWatch {
 
     /// The lines that arrived; `ended` when the child closed the pipe (it exited).
     func read() -> (lines: [Line], ended: Bool) {
-        let (texts, ended) = child.read()
+        let (lines, ended) = child.readLines()
         var out: [Line] = []
-        for text in texts {
-            if text == "1" || text == "0" { out.append(.textInput(text == "1")) }
-            else if text.hasPrefix("source ") { out.append(.source(String(text.dropFirst(7)))) }
-            else if text.hasPrefix("error ") { out.append(.error(String(text.dropFirst(6)))) }
-            else if text.hasPrefix("warning ") { out.append(.warning(String(text.dropFirst(8)))) }
+        for line in lines {
+            switch line {
+            case .report("1"): out.append(.textInput(true))
+            case .report("0"): out.append(.textInput(false))
+            case .report: break
+            case .source(let text): out.append(.source(text))
+            case .error(let text): out.append(.error(text))
+            case .warning(let text): out.append(.warning(text))
+            }
         }
         return (out, ended)
     }

@@ -4,21 +4,20 @@ public import KbdPipeline
 /// The bar's connection to the service: connects with the control client (which checks
 /// who serves the socket before anything is sent), subscribes to presence, geometry,
 /// toolbar and hud, feeds the model, draws what changed, sends `run_command` for a
-/// tap, and reconnects on `ReconnectBackoff` when the service goes away. It has no timer
+/// tap, and reconnects when the service goes away (ControlConnection's lifecycle, the bar's
+/// policy: 0.1 s doubling to 5 s). It has no timer
 /// while connected: idle, the bar sleeps in the toolkit's main loop.
 public final class BarController {
     public let socketPath: String
     public private(set) var model = BarModel()
     private let client: ControlClient
     private let toolkit: any BarToolkit
-    private var backoff = ReconnectBackoff()
+    private var connection = ControlConnection(policy: .bar)
     private var drawn = BarView()
     private let log: (String) -> Void
     /// `KBD_BAR_TRACE`: a line "hud-event MICROSECONDS" on stderr for every HUD shown (the
     /// toolkit prints "hud-frame MICROSECONDS" once its frame is painted).
     private let trace: Bool
-    private var saidWaiting = false
-    private var saidRefusal = false
 
     /// The events the bar subscribes to (`session` is for operators only: the service sends
     /// `toolbar` and `hud` to the active session's user alone).
@@ -47,44 +46,69 @@ public final class BarController {
         redraw()
     }
 
-    public func timerFired() { connect() }
+    public func timerFired() { perform(connection.timerFired()) }
 
     private func connect() {
-        guard !client.isConnected else { return }
-        do throws(ControlClientError) {
-            try client.connect(nonBlocking: true)
-        } catch {
-            if case .untrustedServer = error.kind {
-                if !saidRefusal { log("\(error.message); waiting for the real service") }
-                saidRefusal = true
-            } else if !saidWaiting {
-                log("waiting for the service at \(socketPath) (\(error.message))")
-                saidWaiting = true
-            }
-            toolkit.arm(milliseconds: backoff.failed())
-            return
-        }
-        backoff.connected(now: toolkit.monotonicMicroseconds() / 1000)
-        saidWaiting = false
-        toolkit.watch(fd: client.fd)
-        log("connected to \(socketPath)")
-        if !client.send(.subscribe(Self.events)) { disconnected("cannot send to the service") }
+        perform(connection.start())
     }
 
     private func disconnected(_ reason: String) {
-        toolkit.watch(fd: -1)
-        client.disconnect()
-        model.disconnected()
-        redraw()
-        log("lost the service (\(reason)); reconnecting")
-        toolkit.arm(milliseconds: backoff.disconnected(now: toolkit.monotonicMicroseconds() / 1000))
+        perform(connection.lost(reason, nowMilliseconds: toolkit.monotonicMicroseconds() / 1000))
+    }
+
+    /// Does what the connection's lifecycle says, in order.
+    private func perform(_ actions: [ControlConnection.Action]) {
+        for action in actions {
+            switch action {
+            case .connect:
+                do throws(ControlClientError) {
+                    try client.connect(nonBlocking: true)
+                } catch {
+                    perform(connection.connectFailed(error))
+                    continue
+                }
+                if connection.standingRequests.isEmpty { _ = connection.stand("subscribe", .subscribe(Self.events)) }
+                perform(connection.connected(fd: client.fd, nowMilliseconds: toolkit.monotonicMicroseconds() / 1000))
+            case .watch(let fd):
+                toolkit.watch(fd: fd)
+            case .unwatch:
+                toolkit.watch(fd: -1)
+                client.disconnect()
+                model.disconnected()
+                redraw()
+            case .send(let requests):
+                for request in requests where !client.send(request) {
+                    disconnected("cannot send to the service")
+                    break
+                }
+            case .armTimer(let milliseconds):
+                toolkit.arm(milliseconds: milliseconds)
+            case .say(let notice):
+                say(notice)
+            case .giveUp:
+                break  // the bar's policy never gives up
+            }
+        }
+    }
+
+    private func say(_ notice: ControlConnection.Notice) {
+        switch notice {
+        case .waiting(let message): log("waiting for the service at \(socketPath) (\(message))")
+        case .untrustedServer(let message): log("\(message); waiting for the real service")
+        case .refused(let advice): log(advice)
+        case .connected: log("connected to \(socketPath)")
+        case .lost(let reason): log("lost the service (\(reason)); reconnecting")
+        }
     }
 
     /// The socket is readable (or hung up).
     public func readable() {
         let incoming = client.read()
         do throws(ControlClientError) {
-            while let line = try client.nextLine() { handle(line) }
+            while let line = try client.nextLine() {
+                connection.received()
+                handle(line)
+            }
         } catch {
             log(error.message)
             return disconnected("a bad line")

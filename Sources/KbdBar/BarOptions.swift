@@ -1,4 +1,5 @@
 import KbdTOML
+import KbdProcess
 
 /// The bar's options (`kbd-commandd bar …`, which executes `kbd-commandd-bar …`), parsed
 /// by hand: the bar links neither the argument parser nor Foundation.
@@ -16,9 +17,7 @@ public struct BarOptions: Equatable, Sendable {
     /// The user's config, as the agent finds it: `$XDG_CONFIG_HOME/kbd-commandd/config.toml`,
     /// else `$HOME/.config/kbd-commandd/config.toml`; nil with neither variable.
     public static func defaultConfig(environment: [String: String]) -> String? {
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/kbd-commandd/config.toml" }
-        if let home = environment["HOME"], !home.isEmpty { return home + "/.config/kbd-commandd/config.toml" }
-        return nil
+        ProgramInfo.userConfigPath(environment: environment)
     }
 
     public enum Parsed: Equatable, Sendable {
@@ -31,29 +30,19 @@ public struct BarOptions: Equatable, Sendable {
 
     public static func parse(_ arguments: [String]) -> Parsed {
         var options = BarOptions()
-        var i = 0
-        while i < arguments.count {
-            var name = arguments[i]
-            var inline: String?
-            if name.hasPrefix("--"), let eq = name.firstIndex(of: "=") {
-                inline = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
-            }
-            func value() -> String? {
-                if let inline { return inline }
-                i += 1
-                return i < arguments.count ? arguments[i] : nil
-            }
+        // The service's scanner (`--name value`, `--name=value`); the bar's own messages.
+        var scan = ArgumentScanner(arguments)
+        while scan.next() {
+            let name = scan.name
             switch name {
             case "-h", "--help": return .help
             case "--version": return .version
             case "--socket", "-c", "--config":
-                guard let v = value(), !v.isEmpty else { return .usage("\(name) needs a value") }
+                guard let v = try? scan.value(), !v.isEmpty else { return .usage("\(name) needs a value") }
                 if name == "--socket" { options.socket = v } else { options.config = v }
             default:
                 return .usage("unknown option '\(name)'; see kbd-commandd bar --help")
             }
-            i += 1
         }
         return .run(options)
     }

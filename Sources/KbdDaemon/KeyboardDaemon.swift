@@ -8,6 +8,7 @@ import KbdControl
 import KbdGeometry
 public import KbdSeats
 public import Logging
+public import KbdProcess
 import CLinux
 #if canImport(Glibc)
 import Glibc

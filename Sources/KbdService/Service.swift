@@ -1,4 +1,5 @@
 import CLinux
+import KbdProcess
 import Logging
 public import KbdKeymap
 public import KbdConfig

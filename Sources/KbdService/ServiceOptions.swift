@@ -1,6 +1,7 @@
 public import KbdKeymap
 public import KbdConfig
 import KbdDaemon
+public import KbdProcess
 
 /// The options of the service (`kbd-commandd run …`, which executes
 /// `kbd-commandd-daemon …`). Parsed by hand: the service binary links neither
@@ -52,9 +53,9 @@ public struct ServiceOptions: Equatable, Sendable {
     }
 
     /// The version of kbd-commandd and of its service.
-    public static let version = "0.1.0"
+    public static let version = ProgramInfo.version
 
-    public static let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+    public static let levels = ProgramInfo.logLevels
 
     /// Parses the arguments after the program name. Accepts `--name value` and
     /// `--name=value`; throws a `CLIFailure` with exit code 64 naming the argument.

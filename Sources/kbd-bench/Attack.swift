@@ -1,4 +1,5 @@
 import KbdTestSupport
+import KbdProcess
 import KbdService
 import Logging
 import Synchronization

@@ -1,4 +1,5 @@
 import KbdService
+import KbdProcess
 import KbdTestSupport
 import KbdCommands
 import KbdSystem

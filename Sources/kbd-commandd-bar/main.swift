@@ -3,7 +3,7 @@
 import CBarShim
 import KbdBar
 import KbdControl
-import KbdService
+import KbdProcess
 import KbdSystem
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +22,7 @@ func main() -> Int32 {
         _ = BarOptions.help.withCString { write(1, $0, strlen($0)) }
         return ExitStatus.success
     case .version:
-        _ = "\(ServiceOptions.version)\n".withCString { write(1, $0, strlen($0)) }
+        _ = "\(ProgramInfo.version)\n".withCString { write(1, $0, strlen($0)) }
         return ExitStatus.success
     case .usage(let message):
         _ = "Error: \(message)\nUsage: \(BarOptions.synopsis)\n  See 'kbd-commandd bar --help'.\n".withCString { write(2, $0, strlen($0)) }

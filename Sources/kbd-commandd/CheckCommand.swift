@@ -1,4 +1,5 @@
 import ArgumentParser
+import KbdProcess
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KbdProcess
 import KbdService
 import KbdControl
 import KbdConfig

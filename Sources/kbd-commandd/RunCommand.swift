@@ -1,4 +1,5 @@
 import ArgumentParser
+import KbdProcess
 import CLinux
 import KbdService
 import KbdSystem

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KbdProcess
 import CLinux
 import KbdCore
 import KbdService
@@ -94,20 +95,26 @@ struct WatchCommand: ParsableCommand {
     /// must be root, the service's own user, or you (ControlClient checks): another user may
     /// have bound it (a socket in a directory they could write) to show you what they want.
     private func connect(_ client: ControlClient, waitForever: Bool) throws {
-        var attempts = Int(retry * 10)
-        var backoff = ReconnectBackoff(initial: 100, maximum: 2000)
-        while true {
-            do throws(ControlClientError) {
-                return try client.connect()
-            } catch {
-                if case .untrustedServer = error.kind { throw report(CLIFailure(message: error.message, code: ExitStatus.failure)) }
-                if waitForever {
-                    usleep(UInt32(backoff.failed()) * 1000)
-                    continue
+        // The shared lifecycle (ControlConnection), `watch`'s policy; this loop blocks.
+        var connection = ControlConnection(policy: .watch(reconnect: waitForever, attempts: Int(retry * 10)))
+        var actions = connection.start()
+        while !actions.isEmpty {
+            let action = actions.removeFirst()
+            switch action {
+            case .connect:
+                do throws(ControlClientError) {
+                    return try client.connect()
+                } catch {
+                    actions += connection.connectFailed(error)
                 }
-                guard attempts > 0 else { throw connectFailure(error, path: client.path) }
-                attempts -= 1
-                usleep(100_000)
+            case .armTimer(let milliseconds):
+                usleep(UInt32(milliseconds) * 1000)
+                actions += connection.timerFired()
+            case .giveUp(let error):
+                if case .untrustedServer = error.kind { throw report(CLIFailure(message: error.message, code: ExitStatus.failure)) }
+                throw connectFailure(error, path: client.path)
+            case .watch, .unwatch, .send, .say:
+                break  // watch sends and reads itself once connected, and says nothing while waiting
             }
         }
     }

@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdJSON
+import KbdSystem
+import KbdCore
+import KbdControl
+import KbdProcess
 import KbdAgent
 import Testing
 #if canImport(Glibc)

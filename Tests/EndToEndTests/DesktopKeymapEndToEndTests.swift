@@ -1,4 +1,11 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdConfig
+import KbdControl
+import KbdDaemon
 import KbdAgent
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdJSON
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdEvdev
 import Testing
 #if canImport(Glibc)
 import Glibc

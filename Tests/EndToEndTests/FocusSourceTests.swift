@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdEvdev
+import KbdCommands
+import KbdConfig
+import KbdControl
+import KbdDaemon
 import KbdAgent
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdJSON
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdCommands
+import KbdControl
 import Testing
 
 #if canImport(Glibc)

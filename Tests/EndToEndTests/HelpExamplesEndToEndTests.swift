@@ -1,4 +1,5 @@
 import KbdService
+import KbdProcess
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdSystem
+import KbdKeymap
+import KbdEvdev
+import KbdCommands
+import KbdConfig
 import KbdService
 import Testing
 

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdCommands
+import KbdConfig
+import KbdControl
+import KbdProcess
 @testable import KbdAgent
 import Logging
 import Testing

@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdJSON
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdControl
 import Testing
 
 /// kbd-commandd's key events against libxkbcommon driven directly from C

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdJSON
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdEvdev
+import KbdConfig
+import KbdControl
+import KbdProcess
+import KbdDaemon
 import KbdService
 import Logging
 import Testing

@@ -1,5 +1,11 @@
 import Testing
-import HardwareInput
+import KbdSystem
+import KbdGeometry
+import KbdKeymap
+import KbdCommands
+import KbdConfig
+import KbdControl
+import KbdDaemon
 import KbdService
 
 /// Issue 26: /etc/default/keyboard (keyboard(5)) as its writers write it, and where it

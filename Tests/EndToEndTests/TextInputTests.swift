@@ -1,4 +1,10 @@
-import HardwareInput
+import KbdTOML
+import KbdCore
+import KbdGeometry
+import KbdCommands
+import KbdConfig
+import KbdControl
+import KbdProcess
 import KbdAgent
 import Testing
 

@@ -1,6 +1,7 @@
 import Logging
 import KbdConfig
 import KbdSystem
+import KbdProcess
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdEvdev
+import KbdCommands
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,24 +30,28 @@ import Testing
         "KbdConfig": ["KbdTOML", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
         // KbdConfig: a registered table is held to a config's rules; CLinux: SO_PEERCRED.
         "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
+        // The process floor (issue 35): the event loop, the command runner and CSpawn, forked
+        // children, exit codes, arguments, the stderr log handler, sd_notify. Not the wire.
+        "KbdProcess": ["KbdSystem", "KbdCore", "CLinux", "CSpawn", "Logging"],
         // Handed a device source: never KbdEvdev or KbdRecording.
         "KbdDaemon": ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                      "KbdGeometry", "KbdSeats", "CLinux", "CSpawn", "Logging"],
+                      "KbdGeometry", "KbdSeats", "KbdProcess", "CLinux", "Logging"],
         // The umbrella: re-exports the library for tools and tests outside the package.
         "HardwareInput": Self.library,
         // Floor 7 and the helpers: what they use, by name; never the umbrella.
         "KbdService": Self.library.subtracting(["KbdTOML"]).union(["CLinux", "Logging"]),
-        // The agent: the wire through KbdControl's client, its config, the runner it shares
-        // with the daemon, the desktop's C libraries; JSON for sway/i3 IPC and Hyprland.
+        // The agent: the wire through KbdControl's client, its config, the process floor (the
+        // runner, children, options) it shares with the daemon and the bar, the desktop's C
+        // libraries; JSON for sway/i3 IPC and Hyprland. Never KbdService or KbdDaemon.
         "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                     "KbdDaemon", "KbdService", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
+                     "KbdProcess", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
         "KbdTestSupport": Self.library.union(["CLinux", "Logging", "Synchronization"]),
         // The shortcuts bar: the wire's types and client, the geometry's metrics, TOML for its
         // one key ([bar] enabled; not the config loader); no toolkit (what to show is decided
         // without one), no Logging.
-        "KbdBar": ["KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
+        "KbdBar": ["KbdProcess", "KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
         // Its executable: KbdBar drawn by the GTK shim; exit codes and the version.
-        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdService", "KbdSystem"],
+        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdProcess", "KbdSystem"],
         "kbd-commandd-agent": ["KbdAgent"],
         "kbd-commandd-daemon": ["KbdService"],
         "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),
@@ -53,15 +61,15 @@ import Testing
     ]
     /// The library's modules (what the umbrella re-exports).
     static let library: Set<String> = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",
-                                       "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon"]
+                                       "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon"]
     /// Imported by anything: the platform, never a module of ours.
     static let platform: Set<String> = ["Glibc", "Darwin", "Synchronization"]
     static let codecs: Set<String> = ["KbdJSON", "KbdTOML"]
     static let libraryTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
-                                 "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdService"]
+                                 "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon", "HardwareInput", "KbdService"]
     /// Every Swift target of Package.swift (the C ones have no Swift to read).
     static let swiftTargets = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev",
-                               "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon", "HardwareInput", "KbdTestSupport",
+                               "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon", "HardwareInput", "KbdTestSupport",
                                "KbdService", "KbdAgent", "kbd-commandd-agent", "kbd-commandd-daemon", "kbd-commandd", "kbd-bench", "kbd-fuzz",
                                "KbdBar", "kbd-commandd-bar"]
 
@@ -112,6 +120,61 @@ import Testing
     func noUmbrella(target: String) {
         for (file, module) in Self.imports(of: target) {
             #expect(module != "HardwareInput", "\(file): \(target) imports the HardwareInput umbrella instead of the modules it uses")
+        }
+    }
+
+    /// Issue 35: test files import the modules they test; at most five the umbrella.
+    @Test func atMostFiveTestFilesImportTheUmbrella() {
+        let tests = Self.sources + "/../Tests"
+        var umbrella: [String] = []
+        for file in Files.list(tests, suffix: ".swift") {
+            guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
+            if text.split(separator: "\n").contains(where: { $0 == "import HardwareInput" || $0 == "@testable import HardwareInput" }) {
+                umbrella.append(file)
+            }
+        }
+        #expect(umbrella.count <= 5, "\(umbrella.count) test files import the HardwareInput umbrella: \(umbrella.joined(separator: ", "))")
+    }
+
+    /// Issue 35: one argument scanner (KbdProcess's ArgumentScanner), and processes are forked
+    /// only by the process floor (KbdProcess, CSpawn; the bench's and the test support's
+    /// attackers and fakes aside).
+    @Test func oneArgumentScannerAndForksOnlyInTheProcessFloor() {
+        let forkAllowed = ["/KbdProcess/", "/kbd-bench/", "/KbdTestSupport/"]
+        for target in Self.swiftTargets {
+            for file in Files.list(Self.sources + "/" + target, suffix: ".swift") {
+                guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
+                if !file.contains("/KbdProcess/") {
+                    #expect(!text.contains("struct ArgumentScanner"), "\(file): a second argument scanner")
+                }
+                if !forkAllowed.contains(where: { file.contains($0) }) {
+                    #expect(!text.contains("fork()"), "\(file): fork() outside the process floor")
+                }
+            }
+        }
+    }
+
+    /// Issue 35: the agent runs programs and reads its options through KbdProcess, never
+    /// through the service's or the daemon's modules. (KbdPipeline goes when the wire has
+    /// its own event kinds.)
+    @Test func theAgentImportsNeitherTheServiceNorTheDaemon() {
+        for (file, module) in Self.imports(of: "KbdAgent") + Self.imports(of: "KbdBar") + Self.imports(of: "kbd-commandd-bar") {
+            #expect(module != "KbdService" && module != "KbdDaemon", "\(file) imports \(module)")
+        }
+    }
+
+    /// Issue 35: event-loop tokens are enum values (KbdProcess's EventLoop), not bits packed
+    /// above a descriptor (`1 << 32`). The two hand-written loops still have theirs until
+    /// they move onto the EventLoop; none may be added.
+    @Test func noNewBitPackedLoopTokens() {
+        let known = ["/KbdDaemon/KeyboardDaemon.swift": 5, "/KbdAgent/Agent.swift": 2]
+        for target in Self.swiftTargets {
+            for file in Files.list(Self.sources + "/" + target, suffix: ".swift") {
+                guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
+                let tokens = text.split(separator: "\n").filter { $0.contains(": UInt64 = ") && $0.contains(" << 32") }.count
+                let allowed = known.first { file.hasSuffix($0.key) }?.value ?? 0
+                #expect(tokens <= allowed, "\(file): \(tokens) event-loop tokens packed with << 32 (use an enum registration)")
+            }
         }
     }
 

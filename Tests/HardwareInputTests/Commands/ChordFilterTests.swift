@@ -1,4 +1,5 @@
-import HardwareInput
+import KbdCore
+import KbdConfig
 import KbdCommands
 import KbdKeymap
 import KbdTestSupport

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdCommands
+import KbdPipeline
+import KbdConfig
+import KbdControl
+import KbdProcess
 import Testing
 
 /// Every routing rule of the command table on real layouts.

@@ -1,4 +1,13 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdEvdev
+import KbdCommands
+import KbdConfig
+import KbdControl
+import KbdDaemon
 import KbdTestSupport
 import Testing
 

@@ -1,4 +1,4 @@
-import HardwareInput
+import KbdConfig
 import Testing
 
 /// Bindings on keys that type text (issue 17, D9): the command log and socket events would

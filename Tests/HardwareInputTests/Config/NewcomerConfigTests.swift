@@ -1,4 +1,9 @@
-import HardwareInput
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdCommands
+import KbdConfig
+import KbdControl
 import Testing
 #if canImport(Glibc)
 import Glibc

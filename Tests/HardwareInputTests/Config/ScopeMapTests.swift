@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdKeymap
+import KbdEvdev
+import KbdCommands
+import KbdConfig
+import KbdControl
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,9 @@
-import HardwareInput
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdEvdev
+import KbdConfig
+import KbdControl
 import Testing
 
 /// Issue 15: errors that suggest the fix, computed from the real name lists (xkbcommon's

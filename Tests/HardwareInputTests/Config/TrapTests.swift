@@ -1,4 +1,9 @@
-import HardwareInput
+import KbdCore
+import KbdKeymap
+import KbdCommands
+import KbdConfig
+import KbdControl
+import KbdDaemon
 import Testing
 
 /// Issue 15: the traps `check` used to pass in silence. Golden texts.

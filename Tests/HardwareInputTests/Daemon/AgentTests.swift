@@ -1,4 +1,9 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

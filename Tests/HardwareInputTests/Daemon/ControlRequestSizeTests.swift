@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdPipeline
+import KbdJSON
+import KbdKeymap
+import KbdControl
+import KbdProcess
 import Testing
 
 /// Requests as large as the control socket lets through (one line of at most 64 KiB) parse

@@ -1,5 +1,12 @@
 import CLinux
-import HardwareInput
+import KbdJSON
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdCommands
+import KbdControl
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
-import HardwareInput
+import KbdJSON
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
-import HardwareInput
+import KbdJSON
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,7 @@
-import HardwareInput
+import KbdPipeline
+import KbdJSON
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

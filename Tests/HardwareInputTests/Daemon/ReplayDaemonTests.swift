@@ -1,4 +1,13 @@
-import HardwareInput
+import KbdCommands
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdRecording
+import KbdPipeline
+import KbdConfig
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,11 @@
-import HardwareInput
+import KbdJSON
+import KbdCore
+import KbdKeymap
+import KbdCommands
+import KbdPipeline
+import KbdControl
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Logging
 import Testing

@@ -1,4 +1,15 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdCore
+import KbdKeymap
+import KbdEvdev
+import KbdSeats
+import KbdCommands
+import KbdPipeline
+import KbdConfig
+import KbdControl
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdJSON
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdCommands
+import KbdControl
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,5 +1,7 @@
 import CLinux
-import HardwareInput
+import KbdSystem
+import KbdRecording
+import KbdEvdev
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,12 @@
+import KbdCommands
 import CLinux
-import HardwareInput
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdConfig
+import KbdControl
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,9 @@
-import HardwareInput
+import KbdJSON
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdConfig
+import KbdControl
 import Testing
 
 @Suite("Geometry model")

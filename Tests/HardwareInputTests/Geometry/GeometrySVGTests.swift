@@ -1,4 +1,6 @@
-import HardwareInput
+import KbdCore
+import KbdGeometry
+import KbdControl
 import Testing
 
 @Suite("Geometry SVG")

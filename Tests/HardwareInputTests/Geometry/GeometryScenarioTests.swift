@@ -1,5 +1,12 @@
 import Foundation
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdEvdev
+import KbdConfig
+import KbdControl
 import Testing
 
 @Suite("Geometry scenarios")

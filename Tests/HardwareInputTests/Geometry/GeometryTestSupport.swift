@@ -1,4 +1,4 @@
-import HardwareInput
+import KbdGeometry
 
 /// The iPad Pro 12.9" screen in landscape, used throughout.
 let iPadScreen = Size(width: 1366, height: 1024)

@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdJSON
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdControl
 import Testing
 
 @Suite("Keyboard geometry with memory")

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdPipeline
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdConfig
+import KbdControl
 import Testing
 
 /// Keysyms, text and layout index per press, on real xkb layouts, in the style of

@@ -1,4 +1,4 @@
-import HardwareInput
+import KbdCore
 import KbdKeymap
 import Testing
 

@@ -1,5 +1,14 @@
+import KbdCommands
 import Testing
-import HardwareInput
+import KbdTOML
+import KbdCore
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdPipeline
+import KbdConfig
+import KbdControl
+import KbdDaemon
 
 /// Issue 26: sticky keys as AccessX does them, replayed on the real USB keyboard's description
 /// with the US keymap: a modifier tapped alone latches for the next key, tapped twice locks

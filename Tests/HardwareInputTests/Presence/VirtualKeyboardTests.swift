@@ -1,5 +1,13 @@
 import Testing
-import HardwareInput
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdPipeline
+import KbdConfig
+import KbdControl
 #if canImport(Glibc)
 import Glibc
 #endif

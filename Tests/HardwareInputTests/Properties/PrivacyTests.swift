@@ -1,4 +1,13 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdCommands
+import KbdPipeline
+import KbdControl
+import KbdProcess
+import KbdDaemon
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

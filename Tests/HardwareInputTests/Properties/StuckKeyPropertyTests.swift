@@ -1,4 +1,13 @@
-import HardwareInput
+import KbdTOML
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdCommands
+import KbdPipeline
+import KbdConfig
+import KbdProcess
 import KbdTestSupport
 import Testing
 

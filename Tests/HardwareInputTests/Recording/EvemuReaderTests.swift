@@ -1,4 +1,9 @@
-import HardwareInput
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdRecording
+import KbdEvdev
 import Testing
 
 struct EvemuReaderTests {

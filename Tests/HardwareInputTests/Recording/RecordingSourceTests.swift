@@ -1,4 +1,8 @@
-import HardwareInput
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdControl
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
-import HardwareInput
+import KbdSystem
+import KbdRecording
+import KbdConfig
 #if canImport(Glibc)
 import Glibc
 #endif

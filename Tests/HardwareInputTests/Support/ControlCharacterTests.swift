@@ -1,4 +1,15 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdRecording
+import KbdEvdev
+import KbdCommands
+import KbdPipeline
+import KbdConfig
+import KbdControl
 import Testing
 
 /// Text a device, a file or a client chose never starts a new line or drives a terminal.

@@ -1,4 +1,6 @@
-import HardwareInput
+import KbdSystem
+import KbdKeymap
+import KbdControl
 import KbdTestSupport
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,12 @@
-import HardwareInput
+import KbdTOML
+import KbdSystem
+import KbdCore
+import KbdGeometry
+import KbdKeymap
+import KbdCommands
+import KbdPipeline
+import KbdConfig
+import KbdDaemon
 
 /// Paths of test fixtures, found next to this source file (no Foundation bundle needed).
 enum Fixtures {

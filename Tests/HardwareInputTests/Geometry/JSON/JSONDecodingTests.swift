@@ -1,4 +1,9 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdCore
+import KbdGeometry
+import KbdEvdev
+import KbdControl
 import Testing
 
 @Suite("JSON decoding helpers")

@@ -1,4 +1,5 @@
-import HardwareInput
+import KbdJSON
+import KbdEvdev
 import Testing
 
 @Suite("JSON parser")

@@ -1,4 +1,6 @@
-import HardwareInput
+import KbdJSON
+import KbdTOML
+import KbdCore
 import Testing
 
 @Suite("JSON serialization")

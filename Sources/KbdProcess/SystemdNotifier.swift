@@ -1,4 +1,7 @@
 import CLinux
+// sigset_t: in a release (whole-module) build its declaration belongs to the first C module that
+// included <signal.h>, CSpawn (CommandRunner.swift), and MemberImportVisibility asks for it.
+import CSpawn
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,20 +1,30 @@
 import CLinux
+// sigset_t: in a release (whole-module) build its declaration belongs to the first C module that
+// included <signal.h>, CSpawn (CommandRunner.swift), and MemberImportVisibility asks for it.
+import CSpawn
 import KbdSystem
 #if canImport(Glibc)
 import Glibc
 #endif
 
+/// Why a child process could not be started.
+package struct ChildProcessError: Error, Equatable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
+    package init(message: String) { self.message = message }
+}
+
 /// A long-lived child process of the agent that reports on a pipe, one line per change (the
-/// agent's epoll watches `fd`), and, when asked for, reads lines from the agent on its
-/// standard input. The text-input watch and the desktop-keymap watch run their bus clients
-/// in one, so the agent itself never maps libsystemd or GIO (DesktopProcess).
+/// agent's epoll watches `fd`; lines are `ChildLine`s), and, when asked for, reads lines from
+/// the agent on its standard input. The text-input watch and the desktop-keymap watch run
+/// their bus clients in one, so the agent itself never maps libsystemd or GIO (ForkedCall).
 ///
 /// In the child nothing of the agent's stays open (its service connection, the focus
 /// sockets, other children's pipes): only these pipes. It ends when the agent does
 /// (PR_SET_PDEATHSIG, and a write to a closed pipe), or on SIGTERM from `deinit`.
-final class WatchChild {
+package final class WatchChild {
     /// The agent's end of the child's output (non-blocking).
-    let fd: Int32
+    package let fd: Int32
     /// The agent's end of the child's standard input (non-blocking), -1 without one.
     private let toChild: Int32
     private let pid: pid_t
@@ -22,14 +32,14 @@ final class WatchChild {
 
     /// Forks; the child runs `body` with its output descriptor, then exits. With `input`,
     /// the child's standard input is a non-blocking pipe from `send`.
-    init(input: Bool, _ body: (_ output: Int32) -> Void) throws(FocusSourceError) {
+    package init(input: Bool, _ body: (_ output: Int32) -> Void) throws(ChildProcessError) {
         var up: [Int32] = [-1, -1]
         var down: [Int32] = [-1, -1]
-        guard kbd_pipe2(&up, Int32(O_CLOEXEC)) == 0 else { throw FocusSourceError(message: SystemError(operation: "pipe2", errno: errno).message) }
+        guard kbd_pipe2(&up, Int32(O_CLOEXEC)) == 0 else { throw ChildProcessError(message: SystemError(operation: "pipe2", errno: errno).message) }
         if input {
             guard kbd_pipe2(&down, Int32(O_CLOEXEC)) == 0 else {
                 close(up[0]); close(up[1])
-                throw FocusSourceError(message: SystemError(operation: "pipe2", errno: errno).message)
+                throw ChildProcessError(message: SystemError(operation: "pipe2", errno: errno).message)
             }
         }
         let parent = getpid()
@@ -56,7 +66,7 @@ final class WatchChild {
         guard pid > 0 else {
             close(up[0])
             if input { close(down[1]) }
-            throw FocusSourceError(message: SystemError(operation: "fork", errno: errno).message)
+            throw ChildProcessError(message: SystemError(operation: "fork", errno: errno).message)
         }
         self.pid = pid
         fd = up[0]
@@ -77,7 +87,7 @@ final class WatchChild {
     /// buffer, which the child empties whenever it is readable; should it be full, the line
     /// is dropped (false).
     @discardableResult
-    func send(_ line: String) -> Bool {
+    package func send(_ line: String) -> Bool {
         guard toChild >= 0 else { return false }
         let bytes = Array((line + "\n").utf8)
         while true {
@@ -88,8 +98,14 @@ final class WatchChild {
         }
     }
 
+    /// The lines that arrived, decoded; `ended` when the child closed the pipe (it exited).
+    package func readLines() -> (lines: [ChildLine], ended: Bool) {
+        let (texts, ended) = read()
+        return (texts.map { ChildLine(decoding: $0) }, ended)
+    }
+
     /// The lines that arrived; `ended` when the child closed the pipe (it exited).
-    func read() -> (lines: [String], ended: Bool) {
+    package func read() -> (lines: [String], ended: Bool) {
         var out: [String] = []
         var ended = false
         switch lines.read(from: fd, budget: 65536) {
