@@ -40,8 +40,15 @@ final class BarProcess {
 
     /// Starts or stops the bar as `enabled` (`[bar] enabled`; nil: where layer-shell is) says.
     func update(enabled: Bool?, socketPath: String, configPath: String) {
+        // A bar of another socket (the agent found the service's socket after it started)
+        // is started again with the new one: it would wait at the old path forever.
+        let movedSocket = arguments.map { $0.socketPath != socketPath } ?? false
         arguments = (enabled, socketPath, configPath)
         if enabled == false { return stop() }
+        if movedSocket, pid > 0 {
+            logger.info("bar: the service's socket is \(socketPath) now; starting the bar again")
+            stop()
+        }
         guard pid == 0, !gaveUp else { return }
         restartDue = nil
         guard let path, access(path, X_OK) == 0 else {

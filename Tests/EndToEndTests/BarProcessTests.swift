@@ -1,5 +1,6 @@
 import KbdTestSupport
 import KbdCore
+import KbdSystem
 @testable import KbdAgent
 import Testing
 #if canImport(Glibc)
@@ -73,6 +74,31 @@ struct BarProcessRestartTests {
         clock.advance(ms: 60_000)
         bar.restartIfDue()
         #expect(bar.pid == 0 && starts(bar) == 4)
+    }
+
+    /// Found by the system stage (issue 34): an agent started while the service was down
+    /// picked the user's socket path, found the system socket later, but its bar kept waiting
+    /// at the old path (nothing drawn). A new socket path starts the bar again with it; the
+    /// same path leaves the running bar alone.
+    @Test func aBarOfAnotherSocketIsStartedAgainWithTheNewOne() {
+        _ = dir.write(BarProcess.binaryName, "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/args.$$\"\nexec sleep 30\n", mode: 0o755)
+        let clock = self.clock
+        let bar = BarProcess(logger: log.makeLogger(), executableDirectory: dir.path, clock: { clock.now })
+        defer { bar.stop() }
+        bar.update(enabled: nil, socketPath: "/run/user/1000/kbd-commandd.socket", configPath: dir.path + "/c")
+        let first = bar.pid
+        #expect(first > 0)
+        bar.update(enabled: nil, socketPath: "/run/user/1000/kbd-commandd.socket", configPath: dir.path + "/c")
+        #expect(bar.pid == first && starts(bar) == 1)
+        bar.update(enabled: nil, socketPath: "/run/kbd-commandd/socket", configPath: dir.path + "/c")
+        #expect(bar.pid > 0 && bar.pid != first && starts(bar) == 2)
+        #expect(log.all.contains { $0.contains("the service's socket is /run/kbd-commandd/socket now; starting the bar again") })
+        var argv = ""
+        for _ in 0..<200 where !argv.contains("--socket") {
+            usleep(10_000)
+            argv = (try? String(decoding: readWholeFile(path: dir.path + "/args.\(bar.pid)", limit: 4096), as: UTF8.self)) ?? ""
+        }
+        #expect(argv.contains("--socket /run/kbd-commandd/socket"), "\(argv)")
     }
 
     @Test func theWaitStopsGrowingAtAMinute() {

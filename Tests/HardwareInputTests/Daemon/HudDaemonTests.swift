@@ -3,6 +3,7 @@ import KbdJSON
 import KbdProcess
 import KbdDaemon
 import KbdTestSupport
+import KbdCore
 import Testing
 #if canImport(Glibc)
 import Glibc
