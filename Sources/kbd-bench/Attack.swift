@@ -94,6 +94,8 @@ enum Attack {
         Scenario(name: "U9 a uid with no session floods malformed 60 KiB lines", attackers: [("garbage", 1)], otherUsers: true),
         Scenario(name: "U10 the active session's uid floods set_scopes, set_text_input, list_commands", attackers: [("claims", 1)], otherUsers: true,
                  attackerActive: true),
+        Scenario(name: "U11 a uid with no session floods subscribe, ping and the operators' list_devices and reload", attackers: [("others", 1)],
+                 otherUsers: true),
     ]
 
     static func run(chords: Int, only: [String]? = nil) {
@@ -301,7 +303,7 @@ enum Attack {
                 fds.append(fd)
             }
             while true { for fd in fds { drain(fd) }; usleep(10_000) }
-        case "keymaps", "sticky", "run", "garbage", "claims":
+        case "keymaps", "sticky", "run", "garbage", "claims", "others":
             let lines: [[UInt8]]
             switch kind {
             case "keymaps":
@@ -312,6 +314,10 @@ enum Attack {
             case "run": lines = [Array(ControlRequest.runCommand(id: "flood", table: .system).line.utf8) + [0x0A]]
             case "claims":
                 lines = [ControlRequest.setScopes(["editor"]), .setScopes([]), .setTextInput(true), .setTextInput(false), .listCommands].map {
+                    Array($0.line.utf8) + [0x0A]
+                }
+            case "others":
+                lines = [ControlRequest.subscribe([.presence, .geometry, .hud, .toolbar]), .ping, .listDevices, .reload, .subscribe([.key])].map {
                     Array($0.line.utf8) + [0x0A]
                 }
             default:
