@@ -15,43 +15,48 @@
 #include <poll.h>
 #include <time.h>
 
+/* One dlopen idiom (systemd's DLSYM_PROTOTYPE): a loaded symbol's field has the type of the
+ * real header's declaration, and the load converts dlsym's pointer to exactly that type, so
+ * the compiler checks every symbol against libsystemd's headers (no hand-written cast). */
+#define KBD_SYMBOL_TYPE(symbol) __typeof__(&symbol)
+#define KBD_DLSYM(lib, field, symbol) ((field) = (KBD_SYMBOL_TYPE(symbol))dlsym((lib), #symbol))
+
 struct kbd_sd_bus {
-    int (*open_user)(sd_bus **);
-    int (*set_method_call_timeout)(sd_bus *, uint64_t);
-    sd_bus *(*flush_close_unref)(sd_bus *);
-    void (*error_free)(sd_bus_error *);
-    int (*call_method)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, sd_bus_message **, const char *, ...);
-    int (*get_property_trivial)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, char, void *);
-    int (*set_property)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, const char *, ...);
-    int (*message_read)(sd_bus_message *, const char *, ...);
-    sd_bus_message *(*message_unref)(sd_bus_message *);
+    KBD_SYMBOL_TYPE(sd_bus_open_user) open_user;
+    KBD_SYMBOL_TYPE(sd_bus_set_method_call_timeout) set_method_call_timeout;
+    KBD_SYMBOL_TYPE(sd_bus_flush_close_unref) flush_close_unref;
+    KBD_SYMBOL_TYPE(sd_bus_error_free) error_free;
+    KBD_SYMBOL_TYPE(sd_bus_call_method) call_method;
+    KBD_SYMBOL_TYPE(sd_bus_get_property_trivial) get_property_trivial;
+    KBD_SYMBOL_TYPE(sd_bus_set_property) set_property;
+    KBD_SYMBOL_TYPE(sd_bus_message_read) message_read;
+    KBD_SYMBOL_TYPE(sd_bus_message_unref) message_unref;
     /* A connection to a bus by address (the accessibility bus) and its signals. */
-    int (*bus_new)(sd_bus **);
-    int (*set_address)(sd_bus *, const char *);
-    int (*set_bus_client)(sd_bus *, int);
-    int (*start)(sd_bus *);
-    int (*add_match)(sd_bus *, sd_bus_slot **, const char *, sd_bus_message_handler_t, void *);
-    int (*process)(sd_bus *, sd_bus_message **);
-    int (*wait)(sd_bus *, uint64_t);
-    int (*message_is_signal)(sd_bus_message *, const char *, const char *);
-    const char *(*message_get_sender)(sd_bus_message *);
-    const char *(*message_get_path)(sd_bus_message *);
-    const char *(*message_get_interface)(sd_bus_message *);
-    const char *(*message_get_member)(sd_bus_message *);
-    const char *(*message_get_signature)(sd_bus_message *, int);
-    int (*message_read_array)(sd_bus_message *, char, const void **, size_t *);
-    int (*message_enter_container)(sd_bus_message *, char, const char *);
+    KBD_SYMBOL_TYPE(sd_bus_new) bus_new;
+    KBD_SYMBOL_TYPE(sd_bus_set_address) set_address;
+    KBD_SYMBOL_TYPE(sd_bus_set_bus_client) set_bus_client;
+    KBD_SYMBOL_TYPE(sd_bus_start) start;
+    KBD_SYMBOL_TYPE(sd_bus_add_match) add_match;
+    KBD_SYMBOL_TYPE(sd_bus_process) process;
+    KBD_SYMBOL_TYPE(sd_bus_wait) wait;
+    KBD_SYMBOL_TYPE(sd_bus_message_is_signal) message_is_signal;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_sender) message_get_sender;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_path) message_get_path;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_interface) message_get_interface;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_member) message_get_member;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_signature) message_get_signature;
+    KBD_SYMBOL_TYPE(sd_bus_message_read_array) message_read_array;
+    KBD_SYMBOL_TYPE(sd_bus_message_enter_container) message_enter_container;
     /* Questions asked without waiting (the text-input watch), and its own poll. */
-    int (*call_method_async)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
-                             sd_bus_message_handler_t, void *, const char *, ...);
-    int (*message_is_method_error)(sd_bus_message *, const char *);
-    int (*get_fd)(sd_bus *);
-    int (*get_events)(sd_bus *);
-    int (*get_timeout)(sd_bus *, uint64_t *);
+    KBD_SYMBOL_TYPE(sd_bus_call_method_async) call_method_async;
+    KBD_SYMBOL_TYPE(sd_bus_message_is_method_error) message_is_method_error;
+    KBD_SYMBOL_TYPE(sd_bus_get_fd) get_fd;
+    KBD_SYMBOL_TYPE(sd_bus_get_events) get_events;
+    KBD_SYMBOL_TYPE(sd_bus_get_timeout) get_timeout;
     /* Method calls to the watch (KWin's script) and their replies. */
-    int (*get_unique_name)(sd_bus *, const char **);
-    int (*message_is_method_call)(sd_bus_message *, const char *, const char *);
-    int (*reply_method_return)(sd_bus_message *, const char *, ...);
+    KBD_SYMBOL_TYPE(sd_bus_get_unique_name) get_unique_name;
+    KBD_SYMBOL_TYPE(sd_bus_message_is_method_call) message_is_method_call;
+    KBD_SYMBOL_TYPE(sd_bus_reply_method_return) reply_method_return;
 };
 
 /* Loads libsystemd once; 0 on success, -ENOENT when it is not installed. */
@@ -59,39 +64,38 @@ static inline int kbd_sd_bus_load(struct kbd_sd_bus *f) {
     if (f->open_user) return 0;
     void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return -ENOENT;
-    f->open_user = (int (*)(sd_bus **))dlsym(lib, "sd_bus_open_user");
-    f->set_method_call_timeout = (int (*)(sd_bus *, uint64_t))dlsym(lib, "sd_bus_set_method_call_timeout");
-    f->flush_close_unref = (sd_bus *(*)(sd_bus *))dlsym(lib, "sd_bus_flush_close_unref");
-    f->error_free = (void (*)(sd_bus_error *))dlsym(lib, "sd_bus_error_free");
-    f->call_method = (int (*)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, sd_bus_message **, const char *, ...))dlsym(lib, "sd_bus_call_method");
-    f->get_property_trivial = (int (*)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, char, void *))dlsym(lib, "sd_bus_get_property_trivial");
-    f->set_property = (int (*)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, const char *, ...))dlsym(lib, "sd_bus_set_property");
-    f->message_read = (int (*)(sd_bus_message *, const char *, ...))dlsym(lib, "sd_bus_message_read");
-    f->message_unref = (sd_bus_message *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_unref");
-    f->bus_new = (int (*)(sd_bus **))dlsym(lib, "sd_bus_new");
-    f->set_address = (int (*)(sd_bus *, const char *))dlsym(lib, "sd_bus_set_address");
-    f->set_bus_client = (int (*)(sd_bus *, int))dlsym(lib, "sd_bus_set_bus_client");
-    f->start = (int (*)(sd_bus *))dlsym(lib, "sd_bus_start");
-    f->add_match = (int (*)(sd_bus *, sd_bus_slot **, const char *, sd_bus_message_handler_t, void *))dlsym(lib, "sd_bus_add_match");
-    f->process = (int (*)(sd_bus *, sd_bus_message **))dlsym(lib, "sd_bus_process");
-    f->wait = (int (*)(sd_bus *, uint64_t))dlsym(lib, "sd_bus_wait");
-    f->message_is_signal = (int (*)(sd_bus_message *, const char *, const char *))dlsym(lib, "sd_bus_message_is_signal");
-    f->message_get_sender = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_sender");
-    f->message_get_path = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_path");
-    f->message_get_interface = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_interface");
-    f->message_get_member = (const char *(*)(sd_bus_message *))dlsym(lib, "sd_bus_message_get_member");
-    f->message_get_signature = (const char *(*)(sd_bus_message *, int))dlsym(lib, "sd_bus_message_get_signature");
-    f->message_read_array = (int (*)(sd_bus_message *, char, const void **, size_t *))dlsym(lib, "sd_bus_message_read_array");
-    f->message_enter_container = (int (*)(sd_bus_message *, char, const char *))dlsym(lib, "sd_bus_message_enter_container");
-    f->call_method_async = (int (*)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
-                                    sd_bus_message_handler_t, void *, const char *, ...))dlsym(lib, "sd_bus_call_method_async");
-    f->message_is_method_error = (int (*)(sd_bus_message *, const char *))dlsym(lib, "sd_bus_message_is_method_error");
-    f->get_fd = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_fd");
-    f->get_events = (int (*)(sd_bus *))dlsym(lib, "sd_bus_get_events");
-    f->get_timeout = (int (*)(sd_bus *, uint64_t *))dlsym(lib, "sd_bus_get_timeout");
-    f->get_unique_name = (int (*)(sd_bus *, const char **))dlsym(lib, "sd_bus_get_unique_name");
-    f->message_is_method_call = (int (*)(sd_bus_message *, const char *, const char *))dlsym(lib, "sd_bus_message_is_method_call");
-    f->reply_method_return = (int (*)(sd_bus_message *, const char *, ...))dlsym(lib, "sd_bus_reply_method_return");
+    KBD_DLSYM(lib, f->open_user, sd_bus_open_user);
+    KBD_DLSYM(lib, f->set_method_call_timeout, sd_bus_set_method_call_timeout);
+    KBD_DLSYM(lib, f->flush_close_unref, sd_bus_flush_close_unref);
+    KBD_DLSYM(lib, f->error_free, sd_bus_error_free);
+    KBD_DLSYM(lib, f->call_method, sd_bus_call_method);
+    KBD_DLSYM(lib, f->get_property_trivial, sd_bus_get_property_trivial);
+    KBD_DLSYM(lib, f->set_property, sd_bus_set_property);
+    KBD_DLSYM(lib, f->message_read, sd_bus_message_read);
+    KBD_DLSYM(lib, f->message_unref, sd_bus_message_unref);
+    KBD_DLSYM(lib, f->bus_new, sd_bus_new);
+    KBD_DLSYM(lib, f->set_address, sd_bus_set_address);
+    KBD_DLSYM(lib, f->set_bus_client, sd_bus_set_bus_client);
+    KBD_DLSYM(lib, f->start, sd_bus_start);
+    KBD_DLSYM(lib, f->add_match, sd_bus_add_match);
+    KBD_DLSYM(lib, f->process, sd_bus_process);
+    KBD_DLSYM(lib, f->wait, sd_bus_wait);
+    KBD_DLSYM(lib, f->message_is_signal, sd_bus_message_is_signal);
+    KBD_DLSYM(lib, f->message_get_sender, sd_bus_message_get_sender);
+    KBD_DLSYM(lib, f->message_get_path, sd_bus_message_get_path);
+    KBD_DLSYM(lib, f->message_get_interface, sd_bus_message_get_interface);
+    KBD_DLSYM(lib, f->message_get_member, sd_bus_message_get_member);
+    KBD_DLSYM(lib, f->message_get_signature, sd_bus_message_get_signature);
+    KBD_DLSYM(lib, f->message_read_array, sd_bus_message_read_array);
+    KBD_DLSYM(lib, f->message_enter_container, sd_bus_message_enter_container);
+    KBD_DLSYM(lib, f->call_method_async, sd_bus_call_method_async);
+    KBD_DLSYM(lib, f->message_is_method_error, sd_bus_message_is_method_error);
+    KBD_DLSYM(lib, f->get_fd, sd_bus_get_fd);
+    KBD_DLSYM(lib, f->get_events, sd_bus_get_events);
+    KBD_DLSYM(lib, f->get_timeout, sd_bus_get_timeout);
+    KBD_DLSYM(lib, f->get_unique_name, sd_bus_get_unique_name);
+    KBD_DLSYM(lib, f->message_is_method_call, sd_bus_message_is_method_call);
+    KBD_DLSYM(lib, f->reply_method_return, sd_bus_reply_method_return);
     if (!f->call_method_async || !f->message_is_method_error || !f->get_fd || !f->get_events || !f->get_timeout ||
         !f->get_unique_name || !f->message_is_method_call || !f->reply_method_return) {
         f->open_user = 0;
@@ -501,16 +505,16 @@ static inline int kbd_bus_read_signal(const struct kbd_sd_bus *f, sd_bus_message
 
 struct kbd_sd_login {
     void *lib;
-    int (*booted)(void);
-    int (*get_seats)(char ***);
-    int (*seat_get_active)(const char *, char **, uid_t *);
-    int (*session_get_uid)(const char *, uid_t *);
-    int (*session_get_state)(const char *, char **);
-    int (*session_get_class)(const char *, char **);
-    int (*monitor_new)(const char *, sd_login_monitor **);
-    sd_login_monitor *(*monitor_unref)(sd_login_monitor *);
-    int (*monitor_flush)(sd_login_monitor *);
-    int (*monitor_get_fd)(sd_login_monitor *);
+    KBD_SYMBOL_TYPE(sd_booted) booted;
+    KBD_SYMBOL_TYPE(sd_get_seats) get_seats;
+    KBD_SYMBOL_TYPE(sd_seat_get_active) seat_get_active;
+    KBD_SYMBOL_TYPE(sd_session_get_uid) session_get_uid;
+    KBD_SYMBOL_TYPE(sd_session_get_state) session_get_state;
+    KBD_SYMBOL_TYPE(sd_session_get_class) session_get_class;
+    KBD_SYMBOL_TYPE(sd_login_monitor_new) monitor_new;
+    KBD_SYMBOL_TYPE(sd_login_monitor_unref) monitor_unref;
+    KBD_SYMBOL_TYPE(sd_login_monitor_flush) monitor_flush;
+    KBD_SYMBOL_TYPE(sd_login_monitor_get_fd) monitor_get_fd;
 };
 
 /* Loads libsystemd's sd-login once; 0 on success, -ENOENT when it is not installed,
@@ -519,16 +523,16 @@ static inline int kbd_sd_login_load(struct kbd_sd_login *f) {
     if (f->lib) return 0;
     void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return -ENOENT;
-    f->booted = (int (*)(void))dlsym(lib, "sd_booted");
-    f->get_seats = (int (*)(char ***))dlsym(lib, "sd_get_seats");
-    f->seat_get_active = (int (*)(const char *, char **, uid_t *))dlsym(lib, "sd_seat_get_active");
-    f->session_get_uid = (int (*)(const char *, uid_t *))dlsym(lib, "sd_session_get_uid");
-    f->session_get_state = (int (*)(const char *, char **))dlsym(lib, "sd_session_get_state");
-    f->session_get_class = (int (*)(const char *, char **))dlsym(lib, "sd_session_get_class");
-    f->monitor_new = (int (*)(const char *, sd_login_monitor **))dlsym(lib, "sd_login_monitor_new");
-    f->monitor_unref = (sd_login_monitor *(*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_unref");
-    f->monitor_flush = (int (*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_flush");
-    f->monitor_get_fd = (int (*)(sd_login_monitor *))dlsym(lib, "sd_login_monitor_get_fd");
+    KBD_DLSYM(lib, f->booted, sd_booted);
+    KBD_DLSYM(lib, f->get_seats, sd_get_seats);
+    KBD_DLSYM(lib, f->seat_get_active, sd_seat_get_active);
+    KBD_DLSYM(lib, f->session_get_uid, sd_session_get_uid);
+    KBD_DLSYM(lib, f->session_get_state, sd_session_get_state);
+    KBD_DLSYM(lib, f->session_get_class, sd_session_get_class);
+    KBD_DLSYM(lib, f->monitor_new, sd_login_monitor_new);
+    KBD_DLSYM(lib, f->monitor_unref, sd_login_monitor_unref);
+    KBD_DLSYM(lib, f->monitor_flush, sd_login_monitor_flush);
+    KBD_DLSYM(lib, f->monitor_get_fd, sd_login_monitor_get_fd);
     if (!f->booted || !f->get_seats || !f->seat_get_active || !f->session_get_uid || !f->session_get_state ||
         !f->session_get_class || !f->monitor_new || !f->monitor_unref ||
         !f->monitor_flush || !f->monitor_get_fd) {
