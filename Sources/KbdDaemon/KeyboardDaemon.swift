@@ -602,7 +602,7 @@ public final class KeyboardDaemon {
         guard seats == nil, seatsProblem == nil else { return }
         do throws(SeatsUnavailable) {
             let tracker = SeatTracker(source: try loginSource())
-            if let fd = tracker.source.changeDescriptor { try? epoll.add(fd, token: Token.seats) }
+            for fd in tracker.source.changeDescriptors { try? epoll.add(fd, token: Token.seats) }
             seats = tracker
             logger.info("following logind: \(Self.describe(tracker.current))")
             // Where things stand when following starts is no switch: nobody is told.

@@ -1,13 +1,13 @@
 public import KbdCore
 
 /// Where the service learns who is at each seat: logind's files through sd-login
-/// (`SystemdLogin`), or a fake in tests. The daemon watches `changeDescriptor` in its
+/// (`SystemdLogin`), or a fake in tests. The daemon watches `changeDescriptors` in its
 /// event loop and calls `read()` after `acknowledgeChange()`: no polling.
 public protocol LoginSource: AnyObject {
     /// The active session's uid of every seat now (`.unavailable` without logind).
     func read() -> ActiveSessions
-    /// Readable when logind changed its seats' files (nil: nothing to watch).
-    var changeDescriptor: Int32? { get }
+    /// Readable when logind changed its seats' or sessions' files (empty: nothing to watch).
+    var changeDescriptors: [Int32] { get }
     /// Clears the descriptor's readiness after it woke the loop.
     func acknowledgeChange()
 }

@@ -9,13 +9,14 @@ import Glibc
 /// `sd_session_get_class`, `sd_session_get_uid`, and two `sd_login_monitor`s, on the seats
 /// and on the sessions (a logout changes only the session's file: logind keeps the
 /// session as the seat's active one, in state `closing`, while any of its processes lives).
-/// Both monitors' descriptors sit in one epoll descriptor, the one the daemon's loop watches.
+/// Both monitors' descriptors are watched by the daemon's loop (each readable when its
+/// category changed; no epoll inside an epoll).
 /// sd-login reads logind's files under /run/systemd (seats, sessions, users), which logind
 /// replaces by rename; elogind's libelogind reads its own, the same way.
 public final class SystemdLogin: LoginSource {
     private var functions: kbd_sd_login
     private var monitors: [OpaquePointer] = []
-    public let changeDescriptor: Int32?
+    public private(set) var changeDescriptors: [Int32] = []
 
     /// Loads sd-login and starts watching the seats and sessions; throws why logind cannot
     /// be followed (libsystemd missing, the system not booted with systemd, no logind).
@@ -27,9 +28,6 @@ public final class SystemdLogin: LoginSource {
         }
         guard f.booted() > 0 else { throw SeatsUnavailable("the system was not booted with systemd (no /run/systemd/system)") }
         functions = f
-        let poll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard poll >= 0 else { throw SeatsUnavailable("epoll_create1: \(String(cString: strerror(errno)))") }
-        changeDescriptor = poll
         for category in ["seat", "session"] {
             var m: OpaquePointer?
             let r = f.monitor_new(category, &m)
@@ -37,17 +35,14 @@ public final class SystemdLogin: LoginSource {
                 throw SeatsUnavailable("logind is not running (sd_login_monitor_new(\(category)): \(String(cString: strerror(-r))))")
             }
             monitors.append(m)
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue
-            guard f.monitor_get_fd(m) >= 0, epoll_ctl(poll, EPOLL_CTL_ADD, f.monitor_get_fd(m), &event) == 0 else {
-                throw SeatsUnavailable("sd_login_monitor(\(category)): no descriptor to watch")
-            }
+            let fd = f.monitor_get_fd(m)
+            guard fd >= 0 else { throw SeatsUnavailable("sd_login_monitor(\(category)): no descriptor to watch") }
+            changeDescriptors.append(fd)
         }
     }
 
     deinit {
         for monitor in monitors { _ = functions.monitor_unref(monitor) }
-        if let changeDescriptor { close(changeDescriptor) }
     }
 
     public func acknowledgeChange() {
@@ -77,6 +72,6 @@ public final class NoLogin: LoginSource {
     public let reason: String
     public init(reason: String) { self.reason = reason }
     public func read() -> ActiveSessions { .unavailable }
-    public var changeDescriptor: Int32? { nil }
+    public var changeDescriptors: [Int32] { [] }
     public func acknowledgeChange() {}
 }

@@ -12,6 +12,7 @@ public final class FakeLogin: LoginSource, @unchecked Sendable {
     // @unchecked: the value is behind a mutex (a bench switches users from another thread).
     private let state: Mutex<ActiveSessions>
     public let changeDescriptor: Int32?
+    public var changeDescriptors: [Int32] { changeDescriptor.map { [$0] } ?? [] }
 
     public init(_ sessions: ActiveSessions = ActiveSessions(available: true)) {
         state = Mutex(sessions)

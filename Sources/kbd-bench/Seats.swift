@@ -20,9 +20,9 @@ enum Seats {
         say("active \(describe(tracker.current))")
         var seen = 0
         let end = monotonicNow().adding(milliseconds: 30_000)
-        while seen < wanted, monotonicNow() < end, let fd = source.changeDescriptor {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 1000) > 0 else { continue }
+        var fds = source.changeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        while seen < wanted, monotonicNow() < end, !fds.isEmpty {
+            guard poll(&fds, nfds_t(fds.count), 1000) > 0 else { continue }
             let changes = tracker.refresh()
             guard !changes.isEmpty else { continue }
             seen += 1
