@@ -276,7 +276,7 @@ public final class Pipeline {
     /// again); the other seats' keyboards are read as before.
     public func setKeymap(_ keymap: XkbKeymap?, layout: Int?, seat: String) throws(KeymapError) {
         seatKeymaps[seat] = keymap.map { ($0, layout) }
-        let ids = devices.entries.filter { $0.1.seat == seat && $0.1.verdict.isKeyboard }.map(\.0)
+        let ids = keyboards(on: seat)
         try mapper.setKeymap(keymap ?? baseKeymap, layout: keymap == nil ? nil : layout, devices: ids)
     }
 
@@ -286,10 +286,15 @@ public final class Pipeline {
         mapper.setStickyKeys(on ?? options.stickyKeys)
     }
 
+    /// The keyboards of `seat`.
+    private func keyboards(on seat: String) -> [DeviceID] {
+        devices.entries.filter { $0.1.seat == seat && $0.1.verdict.isKeyboard }.map(\.0)
+    }
+
     /// Sticky keys on `seat`'s keyboards (nil: as the config says).
     public func setStickyKeys(_ on: Bool?, seat: String) {
         seatSticky[seat] = on
-        let ids = devices.entries.filter { $0.1.seat == seat && $0.1.verdict.isKeyboard }.map(\.0)
+        let ids = keyboards(on: seat)
         mapper.setStickyKeys(on ?? options.stickyKeys, devices: ids)
     }
 
@@ -376,7 +381,9 @@ public final class Pipeline {
 
     /// The seat whose keyboard last drove the HUD: only the user active there (and
     /// operators) are sent what it shows.
-    public private(set) var hudSeat = ActiveSessions.defaultSeat
+    public var hudSeat: String { seatNames[hudSeatIndex] }
+    /// Its index in `seatNames` (an Int stored per key the HUD sees, not a string).
+    private var hudSeatIndex = 0
 
     /// Whether a subscriber draws the HUD (the daemon says; replay has none). Only then, and
     /// only with `[hud] extend_sequence_timeout`, does a shown prefix wait longer.
@@ -538,7 +545,7 @@ public final class Pipeline {
         if options.emitKeys { out.append(.key(key, device: device)) }
         // The HUD sees modifier keys, and every key only while it is shown or a hold is armed.
         if hudEnabled, key.isModifierKey || !hud.isQuiet {
-            hudSeat = source.seat
+            hudSeatIndex = source.seatIndex
             hud.handle(key, othersHeld: self.mapper.keysDown(key.device).contains { $0 != key.code }, into: &hudOutputs)
             emitHud(into: &out)
         }
