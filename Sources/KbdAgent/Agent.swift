@@ -9,7 +9,6 @@ import KbdJSON
 import KbdTOML
 import KbdSystem
 import KbdCommands
-import KbdPipeline
 #if canImport(Glibc)
 import Glibc
 #endif

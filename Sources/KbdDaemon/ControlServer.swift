@@ -40,7 +40,7 @@ final class ControlServer {
         let input: LineBuffer
         private(set) var output: [UInt8] = []
         private var head = 0
-        var subscriptions: Set<PipelineEvent.Kind> = []
+        var subscriptions: Set<ControlEventKind> = []
         /// The last `toolbar` event sent (nil: none yet, or the client may not see one now).
         var lastToolbar: ControlEvent.Toolbar?
         /// The last `hud` event sent (its content, for a refresh while the HUD stays shown).

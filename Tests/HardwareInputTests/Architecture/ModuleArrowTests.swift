@@ -43,13 +43,13 @@ import Testing
         // The agent: the wire through KbdControl's client, its config, the process floor (the
         // runner, children, options) it shares with the daemon and the bar, the desktop's C
         // libraries; JSON for sway/i3 IPC and Hyprland. Never KbdService or KbdDaemon.
-        "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
+        "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdConfig", "KbdControl",
                      "KbdProcess", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
         "KbdTestSupport": Self.library.union(["CLinux", "Logging", "Synchronization"]),
         // The shortcuts bar: the wire's types and client, the geometry's metrics, TOML for its
         // one key ([bar] enabled; not the config loader); no toolkit (what to show is decided
         // without one), no Logging.
-        "KbdBar": ["KbdProcess", "KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
+        "KbdBar": ["KbdProcess", "KbdControl", "KbdGeometry", "KbdTOML", "KbdCommands"],
         // Its executable: KbdBar drawn by the GTK shim; exit codes and the version.
         "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdProcess", "KbdSystem"],
         "kbd-commandd-agent": ["KbdAgent"],
