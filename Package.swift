@@ -175,7 +175,7 @@ let package = Package(
         // on-screen keyboard following the hardware keyboard. No argument parser, no Foundation.
         .target(
             name: "KbdAgent",
-            dependencies: ["KbdProcess", "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdConfig",
+            dependencies: ["KbdProcess", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdConfig",
                            "KbdControl", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
