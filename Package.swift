@@ -177,12 +177,12 @@ let package = Package(
         // on-screen keyboard following the hardware keyboard. No argument parser, no Foundation.
         .target(
             name: "KbdAgent",
-            dependencies: ["KbdProcess", "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig",
+            dependencies: ["KbdProcess", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdConfig",
                            "KbdControl", "CSystemd", "CGio", "CXcb", "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The shortcuts bar and HUD: what to show and when (pure), the connection; no toolkit.
-        .target(name: "KbdBar", dependencies: ["KbdProcess", "KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"], swiftSettings: strict),
+        .target(name: "KbdBar", dependencies: ["KbdProcess", "KbdControl", "KbdGeometry", "KbdTOML", "KbdCommands"], swiftSettings: strict),
         // `kbd-commandd bar` executes this: KbdBar drawn with GTK 3 + gtk-layer-shell (the shim).
         .executableTarget(
             name: "kbd-commandd-bar",

@@ -1,5 +1,4 @@
-import KbdControl
-public import KbdPipeline
+public import KbdControl
 
 /// The bar's connection to the service: connects with the control client (which checks
 /// who serves the socket before anything is sent), subscribes to presence, geometry,
@@ -21,7 +20,7 @@ public final class BarController {
 
     /// The events the bar subscribes to (`session` is for operators only: the service sends
     /// `toolbar` and `hud` to the active session's user alone).
-    public static let events: Set<PipelineEvent.Kind> = [.presence, .geometry, .toolbar, .hud]
+    public static let events: Set<ControlEventKind> = [.presence, .geometry, .toolbar, .hud]
 
     /// `log` gets one line per thing worth saying (never a typed key: the bar gets none).
     public init(socketPath: String, toolkit: any BarToolkit, trace: Bool = false, log: @escaping (String) -> Void) {

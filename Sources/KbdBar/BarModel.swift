@@ -1,5 +1,4 @@
 public import KbdControl
-import KbdJSON
 import KbdGeometry
 import KbdCommands
 
@@ -62,7 +61,7 @@ public struct BarModel: Sendable, Equatable {
     public mutating func apply(_ event: ControlEvent) {
         switch event.payload {
         case .presence(let present, _): hardwareKeyboard = present
-        case .geometry(let fields): readGeometry(fields)
+        case .geometry(let report): readGeometry(report)
         case .session(_, let active, _):
             sessionActive = active
             if !active { hud = nil }
@@ -77,11 +76,9 @@ public struct BarModel: Sendable, Equatable {
 
     /// The mini toolbar's height from a layout guide: its `keyboard_frame` while the layout is
     /// `mini-toolbar` (other layouts say nothing about the bar).
-    private mutating func readGeometry(_ fields: JSONObject) {
-        guard fields["layout"]?.stringValue == "mini-toolbar",
-              case .object(let frame)? = fields["keyboard_frame"],
-              case .number(let height)? = frame["height"] else { return }
-        toolbarHeight = Self.height(height)
+    private mutating func readGeometry(_ report: GeometryReport) {
+        guard report.layout == .miniToolbar, let frame = report.keyboardFrame else { return }
+        toolbarHeight = Self.height(frame.height)
     }
 
     /// Points to whole pixels, at least 1 (a layer surface of height 0 would take the

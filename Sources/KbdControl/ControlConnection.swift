@@ -187,6 +187,13 @@ public struct ControlConnection: Sendable {
         return actions + [.armTimer(milliseconds: wait)]
     }
 
+    /// The owner connects to another socket now (the agent follows the default one): what was
+    /// said of the old one may be said again of the new.
+    public mutating func serverMoved() {
+        saidRefusal = false
+        saidWaiting = false
+    }
+
     // MARK: - Standing requests
 
     /// Keeps `request` under `name` (replacing what stood there) and sends it now when connected.

@@ -113,3 +113,21 @@ public enum EventFormatter {
         }
     }
 }
+
+extension PipelineEvent {
+    /// The wire's kind of this event: what a subscription names (`event` in its JSON form).
+    /// The daemon hands an event to the clients subscribed to this kind.
+    public var eventKind: ControlEventKind {
+        switch self {
+        case .attach: return .attach
+        case .detach: return .detach
+        case .key: return .key
+        case .chord: return .chord
+        case .command, .ownedCommand: return .command
+        case .presence: return .presence
+        case .geometry: return .geometry
+        case .dropped: return .dropped
+        case .hud: return .hud
+        }
+    }
+}

@@ -1,6 +1,6 @@
 public import KbdJSON
-public import KbdPipeline
 public import KbdCommands
+public import KbdGeometry
 
 /// An event line as a client reads it: `{"event":KIND,"time":SECONDS,...}`. The service
 /// writes events with `EventFormatter.json` (the per-event path, written for speed); this
@@ -19,8 +19,9 @@ public struct ControlEvent: Sendable, Equatable {
         case chord(device: String, chord: String)
         case command(id: String, title: String, scope: String, chord: String)
         case presence(hardwareKeyboard: Bool, reason: String)
-        /// The layout guide's fields (the geometry model's own JSON), beside `event` and `time`.
-        case geometry(JSONObject)
+        /// The layout guide (its fields `layout`, `keyboard_frame`, `windows` beside `event`
+        /// and `time`).
+        case geometry(GeometryReport)
         case dropped(device: String, count: Int, reason: String)
         /// The active session of `seat` changed hands: `active` says whether the reader's
         /// user now owns it (an agent); `uid` (operators' subscribers only) who does.
@@ -166,7 +167,7 @@ public struct ControlEvent: Sendable, Equatable {
         self.payload = payload
     }
 
-    public var kind: PipelineEvent.Kind {
+    public var kind: ControlEventKind {
         switch payload {
         case .attach: return .attach
         case .detach: return .detach
@@ -205,8 +206,8 @@ public struct ControlEvent: Sendable, Equatable {
             put("id", .string(id)); put("title", .string(title)); put("scope", .string(scope)); put("chord", .string(chord))
         case .presence(let present, let reason):
             put("hardware_keyboard", .bool(present)); put("reason", .string(reason))
-        case .geometry(let fields):
-            for (key, value) in fields { put(key, value) }
+        case .geometry(let report):
+            for (key, value) in report.jsonObject() { put(key, value) }
         case .dropped(let device, let count, let reason):
             put("device", .string(device)); put("count", .number(Double(count))); put("reason", .string(reason))
         case .session(let seat, let active, let uid):
@@ -232,7 +233,7 @@ public struct ControlEvent: Sendable, Equatable {
     static func decode(_ node: JSONNode) throws(JSONDecodingError) -> ControlEvent {
         let o = try node.object()
         let name = try o.required("event").string()
-        guard let kind = PipelineEvent.Kind(rawValue: name) else { throw o.error("unknown event '\(name)'") }
+        guard let kind = ControlEventKind(rawValue: name) else { throw o.error("unknown event '\(name)'") }
         let time = try o.required("time").nonNegativeNumber()
         func string(_ key: String) throws(JSONDecodingError) -> String { try o.required(key).string() }
         func strings(_ key: String) throws(JSONDecodingError) -> [String] {
@@ -266,10 +267,7 @@ public struct ControlEvent: Sendable, Equatable {
         case .presence:
             payload = .presence(hardwareKeyboard: try o.required("hardware_keyboard").bool(), reason: try string("reason"))
         case .geometry:
-            var fields = o.object
-            _ = fields.removeValue(forKey: "event")
-            _ = fields.removeValue(forKey: "time")
-            payload = .geometry(fields)
+            payload = .geometry(try GeometryReport.decode(o))
         case .dropped:
             payload = .dropped(device: try string("device"), count: try o.required("count").nonNegativeInteger(), reason: try string("reason"))
         case .session:

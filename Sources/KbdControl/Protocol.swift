@@ -1,5 +1,4 @@
 public import KbdJSON
-public import KbdPipeline
 public import KbdCommands
 // The wire, in one place: typed requests, replies and events, each of which encodes and
 // decodes itself. The service, the agent, the CLI, the bench and the fuzz targets all use
@@ -25,7 +24,7 @@ public let controlProtocolVersion = 2
 ///     {"request":"set_sticky_keys"}                  (withdrawn: `[accessibility] sticky_keys` again)
 ///     {"request":"run_command","id":"save","table":"system"}
 public enum ControlRequest: Sendable, Equatable {
-    case subscribe(Set<PipelineEvent.Kind>)
+    case subscribe(Set<ControlEventKind>)
     case setScopes([String])
     case setTextInput(Bool)
     case listCommands
@@ -155,11 +154,11 @@ public enum ControlRequest: Sendable, Equatable {
 
     /// Event kinds a client may subscribe to; `key` (typed text) needs the daemon's
     /// `--allow-key-events` as well.
-    public static let eventKinds: Set<String> = Set(PipelineEvent.Kind.allCases.map(\.rawValue))
+    public static let eventKinds: Set<String> = Set(ControlEventKind.allCases.map(\.rawValue))
 
     /// What `watch` subscribes to by default: every kind but `key` (typed text) and the
     /// bar's `hud` and `toolbar` (ask for them with `--events`).
-    public static let defaultSubscription: Set<PipelineEvent.Kind> = Set(PipelineEvent.Kind.allCases.filter { ![.key, .hud, .toolbar].contains($0) })
+    public static let defaultSubscription: Set<ControlEventKind> = Set(ControlEventKind.allCases.filter { ![.key, .hud, .toolbar].contains($0) })
 
     /// The request's name, as its `request` field says it.
     public var name: String {
@@ -223,9 +222,9 @@ public enum ControlRequest: Sendable, Equatable {
         }
         switch name {
         case "subscribe":
-            var kinds: Set<PipelineEvent.Kind> = []
+            var kinds: Set<ControlEventKind> = []
             for event in try strings("events") {
-                guard let kind = PipelineEvent.Kind(rawValue: event) else {
+                guard let kind = ControlEventKind(rawValue: event) else {
                     throw ControlRequestError(message: "subscribe: unknown event kind '\(event)'; expected some of \(eventKinds.sorted().joined(separator: ", "))")
                 }
                 kinds.insert(kind)

@@ -1,6 +1,6 @@
-public import KbdJSON
-public import KbdPipeline
+import KbdJSON
 public import KbdCommands
+public import KbdGeometry
 
 /// A reply line of the control socket: `{"reply":NAME,"ok":BOOL,...fields in key order}`,
 /// one line each (strings a client sent come back escaped, never as a line break). Each
@@ -13,7 +13,7 @@ public enum ControlReply: Sendable, Equatable {
     case setScopes([String])
     case setTextInput(Bool)
     case listCommands(CommandsListing)
-    case listDevices([JSONValue])
+    case listDevices([ListedDevice])
     /// `reload`: the commands now in use; `error` when the new config was refused (ok false).
     case reload(commands: Int, error: String?)
     /// `register`: how many commands the user's table has, and which of them the service's
@@ -31,17 +31,17 @@ public enum ControlReply: Sendable, Equatable {
     case refused(name: String, message: String)
 
     public struct Subscribed: Sendable, Equatable {
-        public var events: Set<PipelineEvent.Kind>
+        public var events: Set<ControlEventKind>
         public var hardwareKeyboard: Bool
         public var reason: String
         /// When the service started, in seconds on the clock of event times (`watch` prints
         /// times relative to it).
         public var started: Double?
-        /// The layout guide (the geometry model's own JSON object), when configured.
-        public var geometry: JSONObject?
+        /// The layout guide now, when the service's config has a `[geometry]`.
+        public var geometry: GeometryReport?
         public var protocolVersion: Int
 
-        public init(events: Set<PipelineEvent.Kind>, hardwareKeyboard: Bool, reason: String, started: Double? = nil, geometry: JSONObject? = nil,
+        public init(events: Set<ControlEventKind>, hardwareKeyboard: Bool, reason: String, started: Double? = nil, geometry: GeometryReport? = nil,
                     protocolVersion: Int = controlProtocolVersion) {
             self.events = events
             self.hardwareKeyboard = hardwareKeyboard
@@ -172,7 +172,7 @@ public enum ControlReply: Sendable, Equatable {
         case .subscribe(let s):
             fields = ["events": strings(s.events.map(\.rawValue).sorted()), "hardware_keyboard": .bool(s.hardwareKeyboard),
                       "reason": .string(s.reason), "protocol": .number(Double(s.protocolVersion))]
-            if let geometry = s.geometry { fields["geometry"] = .object(geometry) }
+            if let geometry = s.geometry { fields["geometry"] = .object(geometry.jsonObject()) }
             if let started = s.started { fields["started"] = .number(started) }
         case .setScopes(let scopes): fields = ["scopes": strings(scopes)]
         case .setTextInput(let active): fields = ["active": .bool(active)]
@@ -183,7 +183,7 @@ public enum ControlReply: Sendable, Equatable {
                 fields["user_scopes"] = strings(user.scopes)
                 fields["user_text_input"] = .bool(user.textInput)
             }
-        case .listDevices(let rows): fields = ["devices": .array(rows)]
+        case .listDevices(let rows): fields = ["devices": .array(rows.map(\.jsonValue))]
         case .reload(let commands, let error):
             fields = ["commands": .number(Double(commands))]
             if let error { fields["error"] = .string(error) }
@@ -235,15 +235,16 @@ public enum ControlReply: Sendable, Equatable {
         if !ok { return .refused(name: name, message: try o.required("error").string()) }
         switch name {
         case "subscribe":
-            var kinds: Set<PipelineEvent.Kind> = []
+            var kinds: Set<ControlEventKind> = []
             for event in try strings("events") {
-                guard let kind = PipelineEvent.Kind(rawValue: event) else { throw o.error("unknown event kind '\(event)'") }
+                guard let kind = ControlEventKind(rawValue: event) else { throw o.error("unknown event kind '\(event)'") }
                 kinds.insert(kind)
             }
+            var geometry: GeometryReport?
+            if let node = o["geometry"] { geometry = try GeometryReport.decode(try node.object()) }
             return .subscribe(Subscribed(events: kinds, hardwareKeyboard: try o.required("hardware_keyboard").bool(),
                                          reason: try o.required("reason").string(), started: try o["started"]?.nonNegativeNumber(),
-                                         geometry: try o["geometry"]?.object().object,
-                                         protocolVersion: try o.required("protocol").nonNegativeInteger()))
+                                         geometry: geometry, protocolVersion: try o.required("protocol").nonNegativeInteger()))
         case "set_scopes": return .setScopes(try strings("scopes"))
         case "set_text_input": return .setTextInput(try o.required("active").bool())
         case "list_commands":
@@ -254,7 +255,10 @@ public enum ControlReply: Sendable, Equatable {
             }
             return .listCommands(CommandsListing(commands: try commands("commands"), scopes: try strings("scopes"),
                                                  textInput: try o.required("text_input").bool(), user: user))
-        case "list_devices": return .listDevices(try o.required("devices").array().map(\.value))
+        case "list_devices":
+            var rows: [ListedDevice] = []
+            for item in try o.required("devices").array() { rows.append(try ListedDevice.decode(try item.object())) }
+            return .listDevices(rows)
         case "register": return .register(commands: try o.required("commands").nonNegativeInteger(), shadowed: try strings("shadowed"))
         case "ping": return .ping
         case "run_command": return .runCommand

@@ -1,7 +1,7 @@
 public import KbdCore
 public import KbdCommands
-public import KbdPipeline
-public import KbdJSON
+public import KbdGeometry
+import KbdJSON
 import KbdConfig
 
 /// The control socket's rules, without I/O: who may ask what, the claims clients hold
@@ -31,10 +31,11 @@ public final class ControlSession {
         public var presenceReason: String
         /// When the service started, in seconds on the clock of event times.
         public var started: Double
-        public var geometry: JSONObject?
+        /// The layout guide now (nil: no `[geometry]` in the config).
+        public var geometry: GeometryReport?
         public var systemTable: CommandTable
         public var allowKeyEvents: Bool
-        public var devices: () -> [JSONValue]
+        public var devices: () -> [ControlReply.ListedDevice]
         /// Why a desktop's keymap cannot be used (it does not compile), nil when it can.
         public var keymapProblem: (ControlRequest.Keymap) -> String?
         /// Whether the keymap's verdict is known without compiling (compiled or refused before).
@@ -42,8 +43,8 @@ public final class ControlSession {
         /// Now, on the clock of event times (the per-uid registration budget refills with it).
         public var now: EventTime
 
-        public init(hardwareKeyboard: Bool, presenceReason: String, started: Double = 0, geometry: JSONObject?, systemTable: CommandTable,
-                    allowKeyEvents: Bool, devices: @escaping () -> [JSONValue],
+        public init(hardwareKeyboard: Bool, presenceReason: String, started: Double = 0, geometry: GeometryReport?, systemTable: CommandTable,
+                    allowKeyEvents: Bool, devices: @escaping () -> [ControlReply.ListedDevice],
                     keymapProblem: @escaping (ControlRequest.Keymap) -> String? = { _ in nil },
                     keymapKnown: @escaping (ControlRequest.Keymap) -> Bool = { _ in true }, now: EventTime = .zero) {
             self.keymapProblem = keymapProblem
@@ -76,7 +77,7 @@ public final class ControlSession {
         /// Tell the clients of `uid` that its session on `seat` became active or not.
         case sessionEvent(uid: UInt32, seat: String, active: Bool)
         /// The client's subscriptions (the session keeps them: `deliveries` and `subscribers(of:)`).
-        case subscribe(client: Int, Set<PipelineEvent.Kind>)
+        case subscribe(client: Int, Set<ControlEventKind>)
         /// The keymap `seat`'s keys are mapped with: the newest desktop keymap claimed there
         /// (nil: the service's own).
         case keymap(ControlRequest.Keymap?, seat: String)

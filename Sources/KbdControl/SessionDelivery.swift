@@ -9,7 +9,7 @@ extension ControlSession {
     /// A connected client as the session knows it.
     struct ClientState {
         var peer: Peer
-        var subscriptions: Set<PipelineEvent.Kind> = []
+        var subscriptions: Set<ControlEventKind> = []
         /// The last `toolbar` event sent (nil: none yet, or the client may not see one now).
         var lastToolbar: ControlEvent.Toolbar?
         /// The last `hud` event sent (its content, for a refresh while the HUD stays shown).
@@ -33,11 +33,11 @@ extension ControlSession {
     }
 
     /// What `client` subscribed to (empty: nothing, or not connected).
-    public func subscriptions(of client: Int) -> Set<PipelineEvent.Kind> { clients[client]?.subscriptions ?? [] }
+    public func subscriptions(of client: Int) -> Set<ControlEventKind> { clients[client]?.subscriptions ?? [] }
 
     /// Calls `body` with each client subscribed to `kind` (pipeline events go to them as they
     /// are: presence, geometry, commands, chords, keys where allowed).
-    public func forEachSubscriber(of kind: PipelineEvent.Kind, _ body: (Int) -> Void) {
+    public func forEachSubscriber(of kind: ControlEventKind, _ body: (Int) -> Void) {
         for (id, client) in clients where client.subscriptions.contains(kind) { body(id) }
     }
 

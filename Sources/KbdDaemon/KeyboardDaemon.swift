@@ -443,8 +443,8 @@ public final class KeyboardDaemon {
         let peer = ControlSession.Peer(id: client.id, uid: client.uid, trusted: client.trusted)
         let view = ControlSession.View(
             hardwareKeyboard: pipeline.presence.reported, presenceReason: pipeline.presence.reason.rawValue,
-            started: Double(started.microseconds) / 1_000_000, geometry: pipeline.geometry?.report.jsonObject(), systemTable: pipeline.table, allowKeyEvents: options.allowKeyEvents,
-            devices: { [unowned self] in self.deviceList().map(\.jsonValue) },
+            started: Double(started.microseconds) / 1_000_000, geometry: pipeline.geometry?.report, systemTable: pipeline.table, allowKeyEvents: options.allowKeyEvents,
+            devices: { [unowned self] in self.deviceList().map(ControlReply.ListedDevice.init) },
             keymapProblem: { [unowned self] keymap in
                 do throws(KeymapError) { _ = try self.desktopKeymap(keymap) } catch { return error.message }
                 return nil

@@ -32,34 +32,20 @@ public enum PipelineEvent: Sendable {
         }
     }
 
-    /// The kinds of event, named as the `event` field of the JSON form and as clients subscribe to them.
-    public enum Kind: String, Sendable, CaseIterable {
-        case attach, detach, key, chord, command, presence, geometry, dropped
-        /// A seat's active session changed hands (sent by the daemon, not the pipeline): to
-        /// the agents of the users who came and left, and to operators' subscribers.
-        case session
-        /// The discoverability HUD shown or hidden (hold, `action = "hud"`, a pending sequence):
-        /// the active responder chain's commands, grouped. Not in the default subscription.
-        case hud
-        /// What the shortcuts bar shows (the active chain's commands, grouped), sent on
-        /// subscribing and whenever it changes. Not in the default subscription.
-        case toolbar
-    }
-
-    public var eventKind: Kind {
+    /// The `event` field of the JSON form (the wire's event kinds, KbdControl's
+    /// `ControlEventKind`, spell these; the wire's also has the daemon's own, `session` and
+    /// `toolbar`).
+    public var kind: String {
         switch self {
-        case .attach: return .attach
-        case .detach: return .detach
-        case .key: return .key
-        case .chord: return .chord
-        case .command, .ownedCommand: return .command
-        case .presence: return .presence
-        case .geometry: return .geometry
-        case .dropped: return .dropped
-        case .hud: return .hud
+        case .attach: return "attach"
+        case .detach: return "detach"
+        case .key: return "key"
+        case .chord: return "chord"
+        case .command, .ownedCommand: return "command"
+        case .presence: return "presence"
+        case .geometry: return "geometry"
+        case .dropped: return "dropped"
+        case .hud: return "hud"
         }
     }
-
-    /// The `event` field of the JSON form.
-    public var kind: String { eventKind.rawValue }
 }

@@ -80,9 +80,9 @@ struct WatchCommand: ParsableCommand {
     /// service's own answer to a malformed line can be seen).
     private func firstRequest() throws -> ControlClient.Outgoing {
         if let request { return .raw(request) }
-        var kinds: Set<PipelineEvent.Kind> = []
+        var kinds: Set<ControlEventKind> = []
         for name in splitList(events) {
-            guard let kind = PipelineEvent.Kind(rawValue: name) else {
+            guard let kind = ControlEventKind(rawValue: name) else {
                 throw report(CLIFailure(message: "--events: unknown event kind '\(name)'; expected some of \(ControlRequest.eventKinds.sorted().joined(separator: ", "))", code: ExitStatus.usage))
             }
             kinds.insert(kind)

@@ -71,4 +71,69 @@ struct AgentRefusalEndToEndTests {
         #expect(warnings.first?.contains("WARNING") == true, "\(log)")
         #expect(!log.contains("lost the service"), "\(log)")
     }
+
+    /// Issue 35: the agent's connection on ControlConnection's lifecycle, end to end: when the
+    /// service goes away after answering, the agent says so once, comes back on its backoff,
+    /// and sends its subscription and its table again on the new connection.
+    @Test func theAgentSubscribesAndRegistersAgainAfterTheServiceCameBack() throws {
+        var template = Array("/tmp/kbd-e2e-again-XXXXXX".utf8CString)
+        _ = mkdtemp(&template)
+        let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = dir + "/socket"
+        let listener = try UnixSocketAddress.streamSocket(nonBlocking: true)
+        try UnixSocketAddress(path: path).bind(listener)
+        listen(listener, 16)
+        let config = dir + "/config.toml"
+        let f = fopen(config, "w")
+        fputs("[bar]\nenabled = false\n\n[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n", f)
+        fclose(f)
+        chmod(config, 0o600)
+        let agent = RunningTool(["agent", "--socket", path, "--config", config],
+                                environment: ["LANG": "en_US.UTF-8", "HOME": dir, "XDG_RUNTIME_DIR": dir, "PATH": "/usr/bin:/bin"])
+        defer {
+            agent.signal(SIGTERM)
+            _ = agent.wait()
+            close(listener)
+            for name in ["socket", "config.toml"] { unlink(dir + "/" + name) }
+            rmdir(dir)
+        }
+        var connections: [[String]] = []
+        for round in 0..<2 {
+            var fd: Int32 = -1
+            for _ in 0..<750 where fd < 0 {  // up to 15 s (a sanitizer's build starts slowly)
+                fd = accept(listener, nil, nil)
+                if fd < 0 { usleep(20_000) }
+            }
+            try #require(fd >= 0, "the agent did not connect (round \(round)): \(agent.stderr)")
+            let requests = Self.readRequests(fd, count: 2)
+            connections.append(requests)
+            let reply = ControlReply.subscribe(.init(events: [.presence, .geometry], hardwareKeyboard: false, reason: "no keyboard")).line + "\n"
+            _ = reply.withCString { write(fd, $0, strlen($0)) }
+            usleep(200_000)
+            close(fd)  // the service goes away after answering
+        }
+        usleep(300_000)
+        for requests in connections {
+            #expect(requests.map { (try? ControlRequest.parse($0))?.name } == ["subscribe", "register"], "\(requests)")
+        }
+        #expect(try ControlRequest.parse(connections[1][0]) == .subscribe([.presence, .geometry]))
+        let log = agent.stderr
+        #expect(log.split(separator: "\n").filter { $0.contains("connected to \(path)") }.count >= 2, "\(log)")
+        #expect(log.split(separator: "\n").filter { $0.contains("lost the service") }.count == 2, "\(log)")
+        #expect(!log.contains("--user-agents"), "an answered connection is no refusal: \(log)")
+    }
+
+    /// The first `count` lines the agent sent on `fd` (waiting up to 5 s for them).
+    static func readRequests(_ fd: Int32, count: Int) -> [String] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        for _ in 0..<250 where bytes.filter({ $0 == 10 }).count < count {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 20) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return bytes.split(separator: 10).prefix(count).map { String(decoding: $0, as: UTF8.self) }
+    }
 }

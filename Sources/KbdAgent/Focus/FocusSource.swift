@@ -1,6 +1,5 @@
 import KbdSystem
 import KbdJSON
-import KbdTOML
 import CLinux
 #if canImport(Glibc)
 import Glibc

@@ -90,49 +90,36 @@ package struct TextInputProducer {
     /// question asked without waiting, with `answerMicroseconds` for its answer.
     private func accessibility(_ session: MessageBus) throws(MessageBus.Failure) {
         let bus = try accessibilityBus(session)
-        // On KDE without a focus source, KWin names the focused window's process (a script).
-        var kwinWindow: KWinActiveWindow?
-        var start = window
-        if window == .unknown, Self.usesKWin(currentDesktop: currentDesktop), let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }),
-           runtime.hasPrefix("/") {
-            do {
-                kwinWindow = try KWinActiveWindow(session: session, runtimeDirectory: runtime)
-                start = .none  // until KWin says
-            } catch {
-                say("warning KWin does not say whose window has the focus (\(error)); every focus claim is checked on its object only")
-            }
-        }
+        var (kwinWindow, start) = kwinFocusedWindow(session)
         say("source the accessibility bus (AT-SPI focus events\(kwinWindow != nil ? "; the focused window's process from KWin" : ""))")
-        var watch = AccessibilityWatch(bus: bus, claims: FocusClaims(window: start))
+        var questions = AccessibilityQuestions(bus: bus, claims: FocusClaims(window: start))
         // What has the focus now (the agent may start after the user focused a text field).
         switch focusedNow(bus) {
-        case .object(let object): watch.send(watch.claims.claimed(object))
+        case .object(let object): questions.claimed(object)
         case .nothing: break
         case .unanswered:
             say("warning the accessibility tree did not answer within \(Self.walkMilliseconds) ms; text input is on until an application claims the focus")
-            watch.claims.undecided()
+            questions.claims.undecided()
         }
+        var said: Bool?
         let lines = LineBuffer(maxLineBytes: 256)
         while true {
             if kwinWindow != nil {
                 for call in try session.step().calls {
-                    if let now = kwinWindow?.window(call) { watch.send(watch.claims.windowChanged(now)) }
+                    if let now = kwinWindow?.window(call) { questions.windowChanged(now) }
                 }
             }
-            try watch.step()
-            sayTextInput(&watch)
+            try questions.step()
+            if questions.claims.textInput != said { said = questions.claims.textInput; say(questions.claims.textInput ? "1" : "0") }
             let ready = try bus.wait(orReadable: [input, kwinWindow != nil ? session.fd : -1])
             guard ready[0] else { continue }
-            // The agent: whose window has the focus (KWin's word wins over the agent's "unknown").
-            for window in readFocusedApplications(lines) where kwinWindow == nil {
-                watch.send(watch.claims.windowChanged(window))
-            }
-            sayTextInput(&watch)
+            // The agent: whose window has the focus. KWin's word wins over the agent's "unknown".
+            for window in readWindows(lines) where kwinWindow == nil { questions.windowChanged(window) }
+            if questions.claims.textInput != said { said = questions.claims.textInput; say(questions.claims.textInput ? "1" : "0") }
         }
     }
 
-    /// The accessibility bus (its address from the session bus), listening to focus changes
-    /// and to applications leaving it.
+    /// The accessibility bus, listening to focus changes and to applications leaving.
     private func accessibilityBus(_ session: MessageBus) throws(MessageBus.Failure) -> MessageBus {
         let address = try session.callString("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress")
         let bus = try MessageBus(address: address, callTimeoutMicroseconds: Self.answerMicroseconds)
@@ -154,23 +141,34 @@ package struct TextInputProducer {
         return bus
     }
 
-    /// Says "1" or "0" when FocusClaims' decision changed since it last said.
-    private func sayTextInput(_ watch: inout AccessibilityWatch) {
-        if watch.claims.textInput != watch.said {
-            watch.said = watch.claims.textInput
-            say(watch.claims.textInput ? "1" : "0")
+    /// On KDE without a focus source, KWin names the focused window's process (a script):
+    /// the source, and the window to start from (none until KWin says).
+    private func kwinFocusedWindow(_ session: MessageBus) -> (KWinActiveWindow?, FocusedApplication) {
+        guard window == .unknown, Self.usesKWin(currentDesktop: currentDesktop), let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }),
+              runtime.hasPrefix("/") else { return (nil, window) }
+        do {
+            return (try KWinActiveWindow(session: session, runtimeDirectory: runtime), .none)
+        } catch {
+            say("warning KWin does not say whose window has the focus (\(error)); every focus claim is checked on its object only")
+            return (nil, window)
         }
     }
 
-    /// The agent's lines that came (FocusedApplication each); exits when the agent is gone.
-    private func readFocusedApplications(_ lines: LineBuffer) -> [FocusedApplication] {
+    /// The agent's lines read now: the focused window's application, each it said.
+    private func readWindows(_ lines: LineBuffer) -> [FocusedApplication] {
         switch lines.read(from: input, budget: 4096) {
         case .eof, .error: _exit(0)  // the agent is gone
         case .bytes, .again: break
         }
         var windows: [FocusedApplication] = []
-        while case .line(let bytes) = lines.nextLine() {
-            if let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) { windows.append(window) }
+        while true {
+            switch lines.nextLine() {
+            case .line(let bytes):
+                if let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) { windows.append(window) }
+                continue
+            case .tooLong, .none: break
+            }
+            break
         }
         return windows
     }
@@ -218,19 +216,26 @@ package struct TextInputProducer {
 
 }
 
-/// The accessibility bus's questions and answers: FocusClaims asks (a sender's pid, an
-/// object's states or role), the questions go out without waiting, and each answer comes
-/// back to FocusClaims by its tag.
-private struct AccessibilityWatch {
+/// The focus claims on the accessibility bus and the questions in flight about them (each
+/// asked without waiting; an answer is matched to its question by tag).
+private struct AccessibilityQuestions {
     let bus: MessageBus
     var claims: FocusClaims
     var kinds: [UInt64: FocusClaims.Question] = [:]
-    /// What was last said to the agent (nil: nothing yet).
-    var said: Bool?
 
     init(bus: MessageBus, claims: FocusClaims) {
         self.bus = bus
         self.claims = claims
+    }
+
+    mutating func claimed(_ object: AccessibleFocus.Object) {
+        let asks = claims.claimed(object)
+        send(asks)
+    }
+
+    mutating func windowChanged(_ window: FocusedApplication) {
+        let asks = claims.windowChanged(window)
+        send(asks)
     }
 
     mutating func send(_ asks: [FocusClaims.Ask]) {
@@ -245,12 +250,13 @@ private struct AccessibilityWatch {
                 }
                 kinds[a.tag] = a.question
             } catch {
-                send(claims.answered(a.tag, .missing))  // not even sent: no answer (fail closed)
+                let next = claims.answered(a.tag, .missing)  // not even sent: no answer (fail closed)
+                send(next)
             }
         }
     }
 
-    /// The bus's signals (focus changes, applications gone) and answers that came.
+    /// What the bus brought: focus changes, applications that left, answers.
     mutating func step() throws(MessageBus.Failure) {
         let (signals, answers, _) = try bus.step()
         for signal in signals {
@@ -258,7 +264,7 @@ private struct AccessibilityWatch {
                 if signal.newOwner.isEmpty { claims.applicationGone(signal.detail) }
             } else if signal.member == "StateChanged", signal.detail == "focused" {
                 let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
-                if signal.detail1 != 0 { send(claims.claimed(object)) } else { claims.unfocused(object) }
+                if signal.detail1 != 0 { claimed(object) } else { claims.unfocused(object) }
             }
         }
         for answer in answers {
@@ -268,7 +274,8 @@ private struct AccessibilityWatch {
             case .states: value = answer.words.map { .words($0) } ?? .missing
             case .pid, .role: value = answer.value.map { .number($0) } ?? .missing
             }
-            send(claims.answered(answer.tag, value))
+            let next = claims.answered(answer.tag, value)
+            send(next)
         }
     }
 }

@@ -13,55 +13,29 @@ import Testing
 /// against the floors of docs/architecture.md ("Module map"). SwiftPM already refuses a cycle; these
 /// tests fail when an arrow points the wrong way or a module reaches past its floor.
 @Suite struct ModuleArrowTests {
-    /// What each target may import (C modules and the system libraries included).
-    static let allowed: [String: Set<String>] = [
-        "KbdJSON": [],
-        "KbdTOML": [],
-        "KbdSystem": ["CLinux"],
-        "KbdCore": ["KbdSystem", "CEvdev"],
-        "KbdGeometry": ["KbdJSON"],
-        "KbdKeymap": ["KbdCore", "KbdSystem", "CXkb"],
-        "KbdRecording": ["KbdCore", "KbdSystem"],
-        "KbdEvdev": ["KbdCore", "KbdSystem", "CEvdev", "CLinux"],
-        // logind through sd-login: libsystemd loaded with dlopen (CSystemd's shim).
-        "KbdSeats": ["KbdCore", "KbdSystem", "CSystemd"],
-        "KbdCommands": ["KbdCore", "KbdKeymap", "KbdSystem"],  // KbdSystem: escaping the config's text in listings
-        "KbdPipeline": ["KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
-        "KbdConfig": ["KbdTOML", "KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry"],
-        // KbdConfig: a registered table is held to a config's rules; CLinux: SO_PEERCRED.
-        "KbdControl": ["KbdJSON", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdGeometry", "KbdPipeline", "KbdConfig", "CLinux"],
-        // The process floor (issue 35): the event loop, the command runner and CSpawn, forked
-        // children, exit codes, arguments, the stderr log handler, sd_notify. Not the wire.
-        "KbdProcess": ["KbdSystem", "KbdCore", "CLinux", "CSpawn", "Logging"],
-        // Handed a device source: never KbdEvdev or KbdRecording.
-        "KbdDaemon": ["KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                      "KbdGeometry", "KbdSeats", "KbdProcess", "CLinux", "Logging"],
-        // The umbrella: re-exports the library for tools and tests outside the package.
-        "HardwareInput": Self.library,
-        // Floor 7 and the helpers: what they use, by name; never the umbrella.
-        "KbdService": Self.library.subtracting(["KbdTOML"]).union(["CLinux", "Logging"]),
-        // The agent: the wire through KbdControl's client, its config, the process floor (the
-        // runner, children, options) it shares with the daemon and the bar, the desktop's C
-        // libraries; JSON for sway/i3 IPC and Hyprland. Never KbdService or KbdDaemon.
-        "KbdAgent": ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl",
-                     "KbdProcess", "CLinux", "CSystemd", "CGio", "CXcb", "Logging"],
-        "KbdTestSupport": Self.library.union(["CLinux", "Logging", "Synchronization"]),
-        // The shortcuts bar: the wire's types and client, the geometry's metrics, TOML for its
-        // one key ([bar] enabled; not the config loader); no toolkit (what to show is decided
-        // without one), no Logging.
-        "KbdBar": ["KbdProcess", "KbdControl", "KbdGeometry", "KbdJSON", "KbdTOML", "KbdPipeline", "KbdCommands"],
-        // Its executable: KbdBar drawn by the GTK shim; exit codes and the version.
-        "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdProcess", "KbdSystem"],
-        "kbd-commandd-agent": ["KbdAgent"],
-        "kbd-commandd-daemon": ["KbdService"],
-        "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),
-        "kbd-bench": Self.library.union(["KbdService", "KbdTestSupport", "Logging", "Synchronization"]),
-        // The control target's logind is KbdTestSupport's FakeLogin.
-        "kbd-fuzz": Self.library.union(["KbdTestSupport"]),
-    ]
-    /// The library's modules (what the umbrella re-exports).
-    static let library: Set<String> = ["KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording",
-                                       "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon"]
+    /// What each target may import (C modules and the system libraries included): the
+    /// module table of docs/architecture.md, the one list of arrows (read, not copied).
+    static let allowed: [String: Set<String>] = moduleTable(at: sources + "/../docs/architecture.md")
+    /// The library's modules (what the umbrella re-exports): the table's HardwareInput row.
+    static var library: Set<String> { allowed["HardwareInput"] ?? [] }
+
+    /// The rows of the table under "## Module table": `| target | A, B, C |` (`—`: nothing;
+    /// `library`: every module of the HardwareInput row).
+    static func moduleTable(at path: String) -> [String: Set<String>] {
+        guard let bytes = try? readWholeFile(path: path, limit: 1 << 20) else { return [:] }
+        func trimmed(_ s: Substring) -> String { String(s.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+        var rows: [String: [String]] = [:]
+        var inTable = false
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            if line.hasPrefix("## ") { inTable = line.hasPrefix("## Module table"); continue }
+            guard inTable, line.hasPrefix("| "), !line.hasPrefix("| target "), !line.hasPrefix("|---") else { continue }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map(trimmed)
+            guard cells.count == 4 else { continue }
+            rows[cells[1]] = cells[2] == "—" ? [] : cells[2].split(separator: ",").map(trimmed)
+        }
+        let library = Set(rows["HardwareInput"] ?? [])
+        return rows.mapValues { names in Set(names.flatMap { $0 == "library" ? Array(library) : [$0] }) }
+    }
     /// Imported by anything: the platform, never a module of ours.
     static let platform: Set<String> = ["Glibc", "Darwin", "Synchronization"]
     static let codecs: Set<String> = ["KbdJSON", "KbdTOML"]
@@ -155,29 +129,27 @@ import Testing
     }
 
     /// Issue 35: the agent runs programs and reads its options through KbdProcess, never
-    /// through the service's or the daemon's modules. (KbdPipeline goes when the wire has
-    /// its own event kinds.)
-    @Test func theAgentImportsNeitherTheServiceNorTheDaemon() {
+    /// through the service's or the daemon's modules, and subscribes with the wire's own event
+    /// kinds, never the pipeline's; so does the bar. Whatever the table says.
+    @Test func theAgentImportsNeitherTheServiceNorTheDaemonNorThePipeline() {
+        let never: Set = ["KbdService", "KbdDaemon", "KbdPipeline"]
         for (file, module) in Self.imports(of: "KbdAgent") + Self.imports(of: "KbdBar") + Self.imports(of: "kbd-commandd-bar") {
-            #expect(module != "KbdService" && module != "KbdDaemon", "\(file) imports \(module)")
+            #expect(!never.contains(module), "\(file) imports \(module)")
+        }
+        for target in ["KbdAgent", "KbdBar", "kbd-commandd-bar"] {
+            #expect(Self.allowed[target]?.isDisjoint(with: never) == true, "docs/architecture.md lets \(target) import one of \(never.sorted())")
         }
     }
 
     /// Issue 35: event-loop tokens are enum values (KbdProcess's EventLoop), not bits packed
-    /// above a descriptor (`1 << 32`). A hand-written loop not yet on the EventLoop keeps its
-    /// own, counted per file (one line each, so each loop's move lowers its own line); none
-    /// may be added. The daemon's loop is on the EventLoop: none left in KbdDaemon.
-    static let bitPackedTokensAllowed: [String: Int] = [
-        "/KbdAgent/Agent.swift": 2,
-    ]
-
-    @Test func noNewBitPackedLoopTokens() {
+    /// above a descriptor (`1 << 32`): the daemon's and the agent's loops are both on the
+    /// EventLoop, and no file may pack a token again.
+    @Test func noBitPackedLoopTokens() {
         for target in Self.swiftTargets {
             for file in Files.list(Self.sources + "/" + target, suffix: ".swift") {
                 guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
                 let tokens = text.split(separator: "\n").filter { $0.contains(": UInt64 = ") && $0.contains(" << 32") }.count
-                let allowed = Self.bitPackedTokensAllowed.first { file.hasSuffix($0.key) }?.value ?? 0
-                #expect(tokens <= allowed, "\(file): \(tokens) event-loop tokens packed with << 32 (use an enum registration)")
+                #expect(tokens == 0, "\(file): \(tokens) event-loop tokens packed with << 32 (use an enum registration)")
             }
         }
     }
@@ -203,6 +175,16 @@ import Testing
         for (file, module) in Self.imports(of: target) {
             #expect(!module.hasPrefix("Foundation") && module != "ArgumentParser", "\(file): \(target) imports \(module)")
         }
+    }
+
+    /// The table is read: every row, the `library` shorthand expanded, and a row the rules
+    /// forbid (the agent importing the pipeline) is not there.
+    @Test func theTableOfTheArchitectureIsRead() {
+        #expect(Self.allowed.count == Self.swiftTargets.count)
+        #expect(Self.allowed["KbdJSON"] == [] && Self.allowed["KbdSystem"] == ["CLinux"])
+        #expect(Self.library.count == 15 && Self.library.contains("KbdDaemon"))
+        #expect(Self.allowed["kbd-fuzz"] == Self.library.union(["KbdTestSupport"]))
+        #expect(Self.allowed["KbdAgent"]?.contains("KbdProcess") == true && Self.allowed["KbdAgent"]?.contains("KbdPipeline") == false)
     }
 
     @Test("the check itself sees a wrong arrow")

@@ -1,7 +1,7 @@
 import KbdJSON
 import KbdCommands
 import KbdControl
-import KbdPipeline
+import KbdGeometry
 @testable import KbdBar
 import Testing
 
@@ -9,7 +9,7 @@ import Testing
 /// model is fed the lines a service sends, decoded by the wire's own types).
 @Suite struct BarModelTests {
     static func event(_ line: String) throws -> ControlEvent { try ControlEvent.parse(line) }
-    static func subscribed(_ present: Bool, geometry: JSONObject? = nil) -> ControlReply.Subscribed {
+    static func subscribed(_ present: Bool, geometry: GeometryReport? = nil) -> ControlReply.Subscribed {
         ControlReply.Subscribed(events: [.presence, .toolbar, .hud], hardwareKeyboard: present, reason: "test", geometry: geometry)
     }
     static let toolbarLine = #"{"event":"toolbar","time":1,"scopes":["editor","global"],"text_input":false,"groups":[{"title":"Edit","commands":[{"table":"system","scope":"editor","id":"save","title":"Save","discoverability_title":"Save File","chord":"Ctrl+S","shadowed":false,"text_input_filtered":false},{"table":"user","scope":"editor","id":"undo","title":"Undo","discoverability_title":"Undo","chord":"Ctrl+Z","shadowed":true,"text_input_filtered":false}]},{"title":"Other","commands":[{"table":"user","scope":"global","id":"next","title":"Next","discoverability_title":"Next Line","chord":"Down","shadowed":false,"text_input_filtered":true}]}]}"#

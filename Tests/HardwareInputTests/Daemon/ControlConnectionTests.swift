@@ -119,4 +119,20 @@ import Glibc
         #expect(waits(c.connectFailed(refused)) == [100])
         #expect(c.timerFired() == [.connect])
     }
+
+    /// The agent follows the default socket: when it moves, what was said of the old one (a
+    /// stranger serving it, the wait) may be said once of the new one.
+    @Test func aMovedSocketMaySayWhatItSaidOfTheOldOneOnce() {
+        var c = ControlConnection(policy: .agent)
+        #expect(notices(c.connectFailed(untrusted)) == [.untrustedServer(untrusted.message)])
+        #expect(notices(c.connectFailed(untrusted)).isEmpty)
+        c.serverMoved()
+        #expect(notices(c.connectFailed(untrusted)) == [.untrustedServer(untrusted.message)])
+        #expect(notices(c.connectFailed(untrusted)).isEmpty)
+        var bar = ControlConnection(policy: .bar)
+        #expect(notices(bar.connectFailed(refused)) == [.waiting(refused.message)])
+        bar.serverMoved()
+        #expect(notices(bar.connectFailed(refused)) == [.waiting(refused.message)])
+        #expect(waits(bar.connectFailed(refused)) == [400])  // the backoff goes on
+    }
 }

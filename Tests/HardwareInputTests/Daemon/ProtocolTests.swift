@@ -1,5 +1,6 @@
 import KbdCore
 import KbdJSON
+import KbdGeometry
 import KbdKeymap
 import KbdCommands
 import KbdPipeline
@@ -54,8 +55,8 @@ import Glibc
     @Test func sessionRepliesDecodeToThemselves() throws {
         let table = try ConfigLoader.load(path: Fixtures.root + "/../../../examples/commands.toml").table
         let session = ControlSession()
-        let view = ControlSession.View(hardwareKeyboard: false, presenceReason: "no keyboard", geometry: ["layout": .string("docked")],
-                                       systemTable: table, allowKeyEvents: false, devices: { [.object(["path": .string("/dev/input/event3")])] })
+        let view = ControlSession.View(hardwareKeyboard: false, presenceReason: "no keyboard", geometry: GeometryReport(layout: .docked, keyboardFrame: nil, windows: []),
+                                       systemTable: table, allowKeyEvents: false, devices: { [ControlReply.ListedDevice(path: "/dev/input/event3", name: "")] })
         let lines = [
             #"{"request":"subscribe","events":["presence","geometry"]}"#, #"{"request":"subscribe","events":["key"]}"#,
             #"{"request":"set_scopes","scopes":["editor"]}"#, #"{"request":"set_text_input","active":true}"#,
