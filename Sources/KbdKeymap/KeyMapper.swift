@@ -37,6 +37,8 @@ public final class KeyMapper {
 
     private final class DeviceKeyboard {
         let state: XkbState
+        /// `KeyPositions.localized` of the state's keymap: the US keysym per layout and code.
+        var positions: KeyPositions = .none
         let compose: ComposeState?
         /// Keys down, in the order they went down.
         var down: [UInt16] = []
@@ -72,6 +74,10 @@ public final class KeyMapper {
     public private(set) var lockedLayout: Int?
     private let composeTable: ComposeTable?
     private var devices = DeviceMap<DeviceKeyboard>()
+    /// The US layout, whose key positions `localize` falls back to (compiled when a keymap
+    /// other than plain `us` is first used), and the positions made per keymap.
+    private var reference: XkbKeymap?
+    private var positionsMade: [(keymap: XkbKeymap, positions: KeyPositions)] = []
     public private(set) var counters = Counters()
 
     public init(keymap: XkbKeymap, options: Options = Options()) throws(KeymapError) {
@@ -91,6 +97,7 @@ public final class KeyMapper {
         devices[device] = DeviceKeyboard(
             state: try XkbState(keymap: seatKeymap ?? keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
             sticky: sticky ?? stickyKeysOn)
+        devices[device]?.positions = positions(for: seatKeymap ?? keymap)
         let layout = seatKeymap == nil ? lockedLayout : seatLayout
         if let layout { devices[device]?.state.lockLayout(min(max(0, layout), max(0, (seatKeymap ?? keymap).layoutCount - 1))) }
     }
@@ -104,8 +111,11 @@ public final class KeyMapper {
     public func setKeymap(_ keymap: XkbKeymap, layout: Int?) throws(KeymapError) {
         let changed = keymap !== self.keymap
         if changed {
+            let positions = positions(for: keymap)
             for (id, kbd) in devices.entries {
-                devices[id] = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
+                let moved = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
+                moved.positions = positions
+                devices[id] = moved
             }
             self.keymap = keymap
         }
@@ -121,6 +131,7 @@ public final class KeyMapper {
         for id in ids {
             guard let kbd = devices[id] else { continue }
             let moved = kbd.state.keymap === keymap ? kbd : DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
+            moved.positions = positions(for: keymap)
             devices[id] = moved
             if let layout { moved.state.lockLayout(layout) }
         }
@@ -155,6 +166,25 @@ public final class KeyMapper {
                 kbd.stickyLockMask = 0
             }
         }
+    }
+
+    /// The localized key positions of `keymap` (made once per keymap; never per event).
+    private func positions(for keymap: XkbKeymap) -> KeyPositions {
+        if let made = positionsMade.first(where: { $0.keymap === keymap }) { return made.positions }
+        if KeyPositions.isReference(keymap) { return .none }
+        if reference == nil { reference = try? XkbKeymap(context: keymap.context, names: KeymapNames(layout: "us", variant: "", options: "")) }
+        let made = reference.map { KeyPositions(keymap: keymap, reference: $0) } ?? .none
+        // A handful of keymaps at most (the service's, a desktop's per seat): the oldest goes.
+        if positionsMade.count >= 8 { positionsMade.removeFirst() }
+        positionsMade.append((keymap, made))
+        return made
+    }
+
+    /// How `chord` is shown and typed on the mapper's keymap at its locked layout (the
+    /// desktop's active one, else the first): nil when it is typeable as written, else the
+    /// keys it localizes to (`localize`).
+    public func localization(of chord: ChordKey) -> ChordLocalization? {
+        ChordLocalization(chord, keymap: keymap, layout: lockedLayout ?? 0, positions: positions(for: keymap))
     }
 
     /// Keys the device holds, in press order.
@@ -291,10 +321,7 @@ public final class KeyMapper {
 
         // Chord forms: level one of the active layout, or of the first Latin layout
         // when the active one is not Latin (Ctrl+C on Russian).
-        var chordLayout = layout
-        if layout < keymap.latinLayouts.count, !keymap.latinLayouts[layout], let latin = keymap.firstLatinLayout {
-            chordLayout = latin
-        }
+        let chordLayout = single ? 0 : keymap.chordLayout(active: layout)
         var levelOne = keymap.levelOneKeysym(code: code, layout: chordLayout)
         if levelOne == .noSymbol { levelOne = keysym }
         let chordMods = modifiers.intersection(.chordModifiers)
@@ -333,6 +360,9 @@ public final class KeyMapper {
         event.chord = chord
         event.alternateChord = alternate == chord ? nil : alternate
         event.isModifierKey = isModifierKey
+        let usKeysym = kbd.positions.localized(code: code, layout: chordLayout)
+        event.localizedChord = usKeysym == .noSymbol ? nil : ChordKey(modifiers: chordMods, keysym: usKeysym)
+        event.rightToLeft = kbd.positions.rightToLeft(activeLayout)
         return .key
     }
 

@@ -47,11 +47,14 @@ public final class Pipeline {
         let seat: String
         /// The seat's index in `seatNames` (0: the default seat), compared on each key.
         let seatIndex: Int
+        /// Name, id and grab, for commands limited to keyboards (`devices = [...]`).
+        let identity: DeviceIdentity
         /// Inside a SYN_DROPPED frame: events are discarded until SYN_REPORT.
         var dropping = false
         var droppedEvents = 0
-        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict, seatIndex: Int) {
+        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict, seatIndex: Int, grabbed: Bool) {
             self.name = name
+            identity = DeviceIdentity(name: description.name, id: description.id, grabbed: grabbed)
             self.description = description
             self.verdict = verdict
             self.seat = description.seat
@@ -435,7 +438,10 @@ public final class Pipeline {
             advance(to: time, into: &out)
             let verdict = given ?? classify(description)
             if let old = devices[id], old.dropping { droppingDevices -= 1 }
-            devices[id] = Device(name: description.name, description: description, verdict: verdict, seatIndex: seatIndex(description.seat))
+            let dedicated = options.deviceFilter.dedicated(name: description.name, id: description.id)
+            let grabbed = verdict.isKeyboard && dedicated?.grab == true
+            devices[id] = Device(name: description.name, description: description, verdict: verdict, seatIndex: seatIndex(description.seat),
+                                 grabbed: grabbed)
             out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard,
                                integration: verdict.isKeyboard ? verdict.integration : nil,
                                integrationReason: verdict.isKeyboard ? verdict.integrationReason : nil))
@@ -443,7 +449,8 @@ public final class Pipeline {
                 // A seat whose session claimed how keys are read reads this keyboard so too.
                 let reading = seatKeymaps[description.seat]
                 try? mapper.attach(id, keymap: reading?.keymap, layout: reading?.layout, sticky: seatSticky[description.seat])
-                if let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {
+                // A grabbed pad is no keyboard the user types on, unless `presence = true` says so.
+                if !grabbed || dedicated?.presence == true, let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {
                     emitPresence(present, reason, at: time, into: &out)
                 }
             } else if verdict.isSwitch, let (present, reason) = presence.setSwitches(id, description.switchStates, at: time) {
@@ -558,7 +565,7 @@ public final class Pipeline {
         // Emptied only when not empty: removeAll is a generic replaceSubrange call (~80
         // instructions) even on an empty array, once per key event.
         if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
-        router.handle(key, into: &routerOutputs)
+        router.handle(key, on: source.identity, into: &routerOutputs)
         var systemTook = router.isPending
         for output in routerOutputs {
             switch output {
@@ -593,7 +600,7 @@ public final class Pipeline {
                 continue
             }
             if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
-            userRouters[i].router.handle(key, into: &routerOutputs)
+            userRouters[i].router.handle(key, on: source.identity, into: &routerOutputs)
             let owner = userRouters[i].owner
             for output in routerOutputs {
                 switch output {

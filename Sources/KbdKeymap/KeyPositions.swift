@@ -1,0 +1,97 @@
+import KbdCore
+
+/// Where a keymap's keys sit on the US layout, for the key command's `localize` and
+/// `mirror` (UIKeyCommand's automatic localization and mirroring): per layout and evdev
+/// code, the US layout's level-one keysym at that position when the layout cannot type it
+/// with no modifier or Shift alone (`bracketleft` at the key that types ü on `de`, where `[`
+/// needs AltGr+8), and which layouts are written right to left. Made once per keymap, so
+/// the mapper reads one array element per key event.
+public struct KeyPositions: Sendable {
+    /// `table[layout * 256 + code]`: the US keysym to localize to, 0 when the key needs none.
+    let table: [UInt32]
+    let rightToLeftLayouts: [Bool]
+
+    /// No localization and no right-to-left layout (a plain `us` keymap).
+    public static let none = KeyPositions(table: [], rightToLeftLayouts: [])
+
+    init(table: [UInt32], rightToLeftLayouts: [Bool]) {
+        self.table = table
+        self.rightToLeftLayouts = rightToLeftLayouts
+    }
+
+    /// The positions of `keymap` against `reference` (the US layout's first layout).
+    public init(keymap: XkbKeymap, reference: XkbKeymap) {
+        var table = [UInt32](repeating: 0, count: keymap.layoutCount * 256)
+        for layout in 0..<keymap.layoutCount {
+            for code in 0..<256 {
+                let us = reference.levelOneKeysym(code: UInt16(code), layout: 0)
+                guard us != .noSymbol, !us.isModifier else { continue }
+                let here = keymap.levelOneKeysym(code: UInt16(code), layout: layout)
+                // Typeable as written (at this key or another, with Shift at most): unchanged.
+                if here.lowercased == us.lowercased || keymap.typesPlainly(us, layout: layout) { continue }
+                table[layout * 256 + code] = us.lowercased.rawValue
+            }
+        }
+        self.table = table
+        rightToLeftLayouts = keymap.rightToLeftLayouts
+    }
+
+    /// Whether `keymap` is the US layout itself (one layout, `us` with no variant): nothing to localize.
+    static func isReference(_ keymap: XkbKeymap) -> Bool {
+        keymap.layoutCount == 1 && keymap.names.layout == "us" && (keymap.names.variant ?? "").isEmpty
+    }
+
+    /// The US keysym at `code` on `layout` when the key localizes, else `.noSymbol`.
+    @inline(__always)
+    public func localized(code: UInt16, layout: Int) -> Keysym {
+        let i = layout &* 256 &+ Int(code)
+        guard code < 256, i < table.count else { return .noSymbol }
+        return Keysym(table[i])
+    }
+
+    /// Whether `layout` is written right to left.
+    @inline(__always)
+    public func rightToLeft(_ layout: Int) -> Bool { layout < rightToLeftLayouts.count && rightToLeftLayouts[layout] }
+
+    /// The keys a chord's keysym localizes from on `layout`: each code where the US layout has
+    /// `keysym` and the layout cannot type it plainly (empty: typeable as written).
+    public func codes(localizing keysym: Keysym, layout: Int) -> [UInt16] {
+        guard layout >= 0, (layout + 1) * 256 <= table.count else { return [] }
+        let raw = keysym.lowercased.rawValue
+        return (0..<256).compactMap { table[layout * 256 + $0] == raw ? UInt16($0) : nil }
+    }
+}
+
+/// A chord that the active layout cannot type as written, and the key it fires from there
+/// instead: `Ctrl+bracketleft` on `de` is `Ctrl+Ü`, the key at the US `[`.
+public struct ChordLocalization: Sendable, Equatable {
+    /// The chord as written (`Ctrl+bracketleft`).
+    public var chord: ChordKey
+    /// The chord as the user's keycaps show it (`Ctrl+Ü`).
+    public var keycaps: String
+    /// The evdev code of the key (`KEY_LEFTBRACE`) and the layout's keysym there (`udiaeresis`).
+    public var code: UInt16
+    public var keysym: Keysym
+    /// The layout's name as xkbcommon gives it ("German").
+    public var layoutName: String
+
+    /// nil when `chord`'s key is typeable on `layout` with no modifier or Shift alone.
+    public init?(_ chord: ChordKey, keymap: XkbKeymap, layout: Int, positions: KeyPositions) {
+        let chordLayout = keymap.chordLayout(active: min(max(0, layout), max(0, keymap.layoutCount - 1)))
+        guard let code = positions.codes(localizing: chord.keysym, layout: chordLayout).first else { return nil }
+        let here = keymap.levelOneKeysym(code: code, layout: chordLayout)
+        guard here != .noSymbol else { return nil }
+        self.chord = chord
+        self.code = code
+        keysym = here
+        keycaps = (chord.modifiers.names + [here.keycapName]).joined(separator: "+")
+        layoutName = chordLayout < keymap.layoutNames.count ? keymap.layoutNames[chordLayout] : ""
+    }
+
+    /// What `check` says: `Ctrl+bracketleft is localized to Ctrl+Ü (the key at the US '[',
+    /// KEY_LEFTBRACE) on German, where '[' needs AltGr or is not typeable`.
+    public var explanation: String {
+        let written = chord.keysym.keycapName
+        return "\(chord) fires from \(keycaps) on \(layoutName): '\(written)' needs AltGr (or cannot be typed) there, so the key at the US '\(written)' (\(EventCodeNames.keyName(code))) stands in; localize = false keeps it literal"
+    }
+}
