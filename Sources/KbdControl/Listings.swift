@@ -3,7 +3,7 @@ public import KbdCore
 public import KbdCommands
 /// The JSON of the listings, written once for the command line and the control socket.
 extension DeviceRow {
-    /// `{"path","name"[,"id"],"keyboard","reason"[,"integration","integration_reason"][,"switch"][,"error"][,"open"]}`.
+    /// `{"path","name"[,"id"],"keyboard","reason"[,"integration","integration_reason"][,"switch"][,"error"][,"open"][,"grabbed"]}`.
     public var jsonValue: JSONValue {
         var o = JSONObject([("path", .string(path)), ("name", .string(name))])
         if let inputID { _ = o.updateValue(.string(inputID.description), forKey: "id") }
@@ -18,6 +18,7 @@ extension DeviceRow {
         }
         if let error { _ = o.updateValue(.string(error), forKey: "error") }
         if reportsOpen { _ = o.updateValue(.bool(id != nil), forKey: "open") }
+        if let grabbed { _ = o.updateValue(.string(grabbed), forKey: "grabbed") }
         return .object(o)
     }
 }
@@ -32,6 +33,7 @@ extension CommandListing {
             for e in entries {
                 var o = JSONObject([("scope", .string(scope)), ("id", .string(e.command.id)), ("title", .string(e.command.title)),
                                     ("chord", .string(e.command.chordText)), ("repeat", .bool(e.command.repeat))])
+                if let caps = e.keycaps { _ = o.updateValue(.string(caps), forKey: "keycaps") }
                 if let group = e.command.group { _ = o.updateValue(.string(group), forKey: "group") }
                 if let title = e.command.discoverabilityTitle { _ = o.updateValue(.string(title), forKey: "discoverability_title") }
                 if e.command.action != .run { _ = o.updateValue(.string(e.command.action.rawValue), forKey: "action") }

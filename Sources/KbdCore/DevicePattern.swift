@@ -21,7 +21,8 @@ public struct DevicePattern: Sendable, Hashable, CustomStringConvertible {
         let hex = { (s: Substring) in !s.isEmpty && s.count <= 4 && s.allSatisfy(\.isHexDigit) }
         if halves.count == 2, halves.allSatisfy(hex), let v = UInt16(halves[0], radix: 16), let p = UInt16(halves[1], radix: 16) {
             kind = .id(vendor: v, product: p)
-        } else if halves.count == 2, halves[0].count <= 4, halves[1].count <= 4, !text.contains(where: { $0 == " " || $0 == "*" || $0 == "?" }) {
+        } else if halves.count == 2, !halves[0].isEmpty, halves[0].allSatisfy(\.isHexDigit), !halves[1].isEmpty,
+                  halves[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
             throw DevicePatternError(message: "'\(text)' is not a vendor:product id: expected four hex digits on each side of the ':', such as \"046d:c52b\" ('kbd-commandd devices' lists the ids)")
         } else {
             kind = .name(text)

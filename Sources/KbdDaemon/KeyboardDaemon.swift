@@ -328,12 +328,17 @@ public final class KeyboardDaemon {
         unneededNodes.remove(path)
         let verdict = pipeline.classify(device.description)
         known[path] = DeviceRow(path: path, name: device.description.name, verdict: verdict, reportsOpen: true)
+        let grabReason = verdict.isKeyboard ? loaded.config.devices.grabReason(name: device.description.name, id: device.description.id) : nil
         guard verdict.isKept else {
             logger.debug("ignoring \(path) \"\(device.description.name)\": \(verdict.reason)")
             return  // closed when `device` goes out of scope: non-keyboards cost no wake-ups
         }
-        if loaded.config.devices.grab && verdict.isKeyboard {
-            do { try device.setGrabbed(true) } catch { logger.warning("cannot grab \(path): \(error.message)") }
+        if let grabReason {
+            do {
+                try device.setGrabbed(true)
+                known[path]?.grabbed = grabReason
+                logger.info("grabbed \(path) \"\(device.description.name)\": \(grabReason)")
+            } catch { logger.warning("cannot grab \(path): \(error.message)") }
         }
         let id = DeviceID(nextDevice)
         nextDevice += 1
@@ -508,11 +513,14 @@ public final class KeyboardDaemon {
     /// What a client's HUD and toolbar show: the system table, and the tables its uid registered.
     private func commandSources(for client: ControlServer.Client) -> [Discoverability.Source] {
         // The system table as the client's seat routes it (a user at seat1 sees seat1's chain).
-        let routing = pipeline.systemRouting(seat: session.seat(of: peer(client)))
-        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput)]
+        let seat = session.seat(of: peer(client))
+        let routing = pipeline.systemRouting(seat: seat)
+        // Chords as that seat's keycaps show them (localize, mirror).
+        let keycaps = pipeline.keycaps(seat: seat)
+        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput, keycaps: keycaps)]
         for owner in session.tableOwners(uid: client.uid) {
             guard let table = pipeline.userTables.first(where: { $0.owner == owner })?.table, let state = pipeline.userState(owner: owner) else { continue }
-            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput))
+            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput, keycaps: keycaps))
         }
         return sources
     }

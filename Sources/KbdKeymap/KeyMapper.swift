@@ -187,6 +187,15 @@ public final class KeyMapper {
         ChordLocalization(chord, keymap: keymap, layout: lockedLayout ?? 0, positions: positions(for: keymap))
     }
 
+    /// How chords show on the keycaps of the mapper's keymap at its locked layout (the HUD
+    /// and the bar; not on the per-event path).
+    public func keycaps() -> ChordKeycaps {
+        ChordKeycaps(keymap: keymap, layout: lockedLayout ?? 0, positions: positions(for: keymap))
+    }
+
+    /// The positions of `keymap` (the US reference compiled on first need), for `check`.
+    public func keyPositions(_ keymap: XkbKeymap) -> KeyPositions { positions(for: keymap) }
+
     /// Keys the device holds, in press order.
     public func keysDown(_ device: DeviceID) -> [UInt16] { devices[device]?.down ?? [] }
 

@@ -95,3 +95,58 @@ public struct ChordLocalization: Sendable, Equatable {
         return "\(chord) fires from \(keycaps) on \(layoutName): '\(written)' needs AltGr (or cannot be typed) there, so the key at the US '\(written)' (\(EventCodeNames.keyName(code))) stands in; localize = false keeps it literal"
     }
 }
+
+/// How chords show on the user's keycaps at one layout (the HUD, the bar and listings):
+/// a localized chord as the key it fires from (`Ctrl+Ü` on `de`), a mirrored one as its
+/// pair while the layout is right to left.
+public struct ChordKeycaps: Sendable, Equatable {
+    /// US keysym → the layout's level-one keysym at the same key, for keys that localize.
+    let localized: [UInt32: Keysym]
+    public let rightToLeft: Bool
+
+    public static let none = ChordKeycaps(localized: [:], rightToLeft: false)
+
+    init(localized: [UInt32: Keysym], rightToLeft: Bool) {
+        self.localized = localized
+        self.rightToLeft = rightToLeft
+    }
+
+    /// The keycaps of `keymap` at active `layout`, from its positions.
+    public init(keymap: XkbKeymap, layout: Int, positions: KeyPositions) {
+        let active = min(max(0, layout), max(0, keymap.layoutCount - 1))
+        let chordLayout = keymap.chordLayout(active: active)
+        var map: [UInt32: Keysym] = [:]
+        for code in UInt16(0)..<256 {
+            let us = positions.localized(code: code, layout: chordLayout)
+            let here = keymap.levelOneKeysym(code: code, layout: chordLayout)
+            if us != .noSymbol, here != .noSymbol, map[us.rawValue] == nil { map[us.rawValue] = here }
+        }
+        localized = map
+        rightToLeft = positions.rightToLeft(active)
+    }
+
+    public var isEmpty: Bool { localized.isEmpty && !rightToLeft }
+
+    /// The chord as the keycaps show it, or nil when it shows as written.
+    public func shown(_ chord: ChordKey, localize: Bool, mirror: Bool) -> String? {
+        var c = chord
+        var changed = false
+        if mirror, rightToLeft, let m = c.mirrored {
+            c = m
+            changed = true
+        }
+        if localize, let here = localized[c.keysym.rawValue] { return (c.modifiers.names + [here.keycapName]).joined(separator: "+") }
+        return changed ? c.description : nil
+    }
+
+    /// A whole command's keys as shown (`Ctrl+X Ctrl+Ü`), or nil when shown as written.
+    public func shown(_ keys: [ChordKey], localize: Bool, mirror: Bool) -> String? {
+        guard !isEmpty else { return nil }
+        var any = false
+        let words = keys.map { k in
+            if let s = shown(k, localize: localize, mirror: mirror) { any = true; return s }
+            return k.description
+        }
+        return any ? words.joined(separator: " ") : nil
+    }
+}

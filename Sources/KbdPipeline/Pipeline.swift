@@ -275,6 +275,12 @@ public final class Pipeline {
         try mapper.setKeymap(keymap ?? baseKeymap, layout: keymap == nil ? nil : layout)
     }
 
+    /// How chords show on the keycaps of `seat`'s keymap and active layout (the HUD, the bar).
+    public func keycaps(seat: String) -> ChordKeycaps {
+        guard let reading = seatKeymaps[seat] else { return mapper.keycaps() }
+        return ChordKeycaps(keymap: reading.keymap, layout: reading.layout ?? 0, positions: mapper.keyPositions(reading.keymap))
+    }
+
     /// Maps `seat`'s keyboards with `keymap` and `layout` locked (nil: the service's own
     /// again); the other seats' keyboards are read as before.
     public func setKeymap(_ keymap: XkbKeymap?, layout: Int?, seat: String) throws(KeymapError) {
@@ -379,7 +385,7 @@ public final class Pipeline {
     /// The HUD's view for the system table (the daemon completes it for each reader).
     public func hudView(pending: HudState.Pending?) -> Discoverability.View {
         Discoverability.View(pending: pending, sources: [Discoverability.Source(table: router.table, scopes: router.activeScopes,
-                                                                                textInput: router.textInputActive)])
+                                                                                textInput: router.textInputActive, keycaps: mapper.keycaps())])
     }
 
     /// The seat whose keyboard last drove the HUD: only the user active there (and
