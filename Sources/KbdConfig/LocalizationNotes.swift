@@ -33,7 +33,7 @@ extension ConfigLoader {
             for layout in 0..<keymap.layoutCount where keymap.rightToLeftLayouts[layout] {
                 for chord in c.keys {
                     guard let m = chord.mirrored else { continue }
-                    out.append(.init(location: c.location, message: head + "mirrored: while \(keymap.layoutNames[layout]) (right to left) is active, \(chord) fires from \(m) and \(m) no longer fires it"))
+                    out.append(.init(location: c.location, message: head + "mirrored: while \(keymap.layoutNames[layout]) (right to left) is active, it fires from \(m) instead of \(chord); mirror = false keeps it literal"))
                 }
             }
         }
