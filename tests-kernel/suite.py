@@ -445,8 +445,8 @@ kbdid pad 03 1234 5678 kbd-test macro pad
 kbdid board 03 046d c31c kbd-test k120
 sleep 300
 sh %(as_user)s %(binary)s run --config /tmp/g.toml --socket /tmp/k.sock >/tmp/d.log 2>&1 & echo $! >/tmp/d.pid
-waitlog ready:
 waitlog grabbed
+waitlog ready:
 reader /tmp/pad.read kbd-test macro pad
 reader /tmp/board.read kbd-test k120
 sleep 300
