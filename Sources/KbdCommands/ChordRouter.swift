@@ -155,10 +155,15 @@ public struct ChordRouter: Sendable {
     /// the one for every keyboard (none for a grabbed device: it runs only its own).
     @inline(__always)
     private func command(at node: Int, _ device: DeviceIdentity?) -> Int? {
-        let n = table.nodes[node]
-        if n.deviceCommands.isEmpty { return device?.grabbed == true ? nil : n.command }
-        if let device, let i = n.deviceCommands.first(where: { device.matches(table.commands[$0].devices) }) { return i }
-        return device?.grabbed == true ? nil : n.command
+        // Read in place: copying the node would retain its dictionary and array.
+        if table.nodes[node].deviceCommands.isEmpty { return device?.grabbed == true ? nil : table.nodes[node].command }
+        return deviceCommand(at: node, device)
+    }
+
+    /// A leaf with commands limited to keyboards (not the common path).
+    private func deviceCommand(at node: Int, _ device: DeviceIdentity?) -> Int? {
+        if let device, let i = table.nodes[node].deviceCommands.first(where: { device.matches(table.commands[$0].devices) }) { return i }
+        return device?.grabbed == true ? nil : table.nodes[node].command
     }
 
     /// How a chord probed the table: as typed, mirrored (a right-to-left layout), or from the
@@ -193,16 +198,15 @@ public struct ChordRouter: Sendable {
 
     private func step(from node: Int, _ key: KeyEvent, _ device: DeviceIdentity?, chord: ChordKey, _ probe: Probe) -> (Int, ChordKey)? {
         guard table.mayBind(chord), let child = table.nodes[node].children[chord] else { return nil }
-        let n = table.nodes[child]
         var command: Command?
-        if n.isLeaf {
+        if table.nodes[child].isLeaf {
             guard let index = self.command(at: child, device) else { return nil }
             let c = table.commands[index]
             if probe.localized, !c.localize { return nil }
             // A mirrored command answers to its pair only while the layout is right to left.
             if probe.mirrored ? !c.mirror : (probe.rightToLeft && c.mirror && chord.keysym.mirrored != nil) { return nil }
             command = c
-        } else if probe.mirrored || (probe.localized && !n.localize) {
+        } else if probe.mirrored || (probe.localized && !table.nodes[child].localize) {
             return nil
         }
         return blockedByTextInput(key, command) ? nil : (child, chord)

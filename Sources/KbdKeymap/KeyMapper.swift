@@ -37,8 +37,9 @@ public final class KeyMapper {
 
     private final class DeviceKeyboard {
         let state: XkbState
-        /// `KeyPositions.localized` of the state's keymap: the US keysym per layout and code.
-        var positions: KeyPositions = .none
+        /// `KeyPositions` of the state's keymap: the US keysym per layout and code (a `let`:
+        /// read on every key event without an exclusivity check).
+        let positions: KeyPositions
         let compose: ComposeState?
         /// Keys down, in the order they went down.
         var down: [UInt16] = []
@@ -46,16 +47,18 @@ public final class KeyMapper {
         var sticky: StickyKeys?
         /// The locks sticky keys last put into the xkb state.
         var stickyLockMask: UInt32 = 0
-        init(state: XkbState, compose: ComposeState?, sticky: Bool) {
+        init(state: XkbState, compose: ComposeState?, sticky: Bool, positions: KeyPositions) {
             self.state = state
+            self.positions = positions
             self.compose = compose
             self.sticky = sticky ? StickyKeys() : nil
         }
 
         /// The same keyboard on a new state (another keymap): the keys held stay held,
         /// compose and sticky latches start over.
-        init(moving old: DeviceKeyboard, to state: XkbState) {
+        init(moving old: DeviceKeyboard, to state: XkbState, positions: KeyPositions) {
             self.state = state
+            self.positions = positions
             compose = old.compose
             compose?.reset()
             down = old.down
@@ -96,8 +99,7 @@ public final class KeyMapper {
     public func attach(_ device: DeviceID, keymap seatKeymap: XkbKeymap? = nil, layout seatLayout: Int? = nil, sticky: Bool? = nil) throws(KeymapError) {
         devices[device] = DeviceKeyboard(
             state: try XkbState(keymap: seatKeymap ?? keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
-            sticky: sticky ?? stickyKeysOn)
-        devices[device]?.positions = positions(for: seatKeymap ?? keymap)
+            sticky: sticky ?? stickyKeysOn, positions: positions(for: seatKeymap ?? keymap))
         let layout = seatKeymap == nil ? lockedLayout : seatLayout
         if let layout { devices[device]?.state.lockLayout(min(max(0, layout), max(0, (seatKeymap ?? keymap).layoutCount - 1))) }
     }
@@ -113,9 +115,7 @@ public final class KeyMapper {
         if changed {
             let positions = positions(for: keymap)
             for (id, kbd) in devices.entries {
-                let moved = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
-                moved.positions = positions
-                devices[id] = moved
+                devices[id] = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap), positions: positions)
             }
             self.keymap = keymap
         }
@@ -130,8 +130,8 @@ public final class KeyMapper {
         let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
         for id in ids {
             guard let kbd = devices[id] else { continue }
-            let moved = kbd.state.keymap === keymap ? kbd : DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
-            moved.positions = positions(for: keymap)
+            let moved = kbd.state.keymap === keymap ? kbd
+                : DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap), positions: positions(for: keymap))
             devices[id] = moved
             if let layout { moved.state.lockLayout(layout) }
         }
@@ -369,9 +369,12 @@ public final class KeyMapper {
         event.chord = chord
         event.alternateChord = alternate == chord ? nil : alternate
         event.isModifierKey = isModifierKey
-        let usKeysym = kbd.positions.localized(code: code, layout: chordLayout)
-        event.localizedChord = usKeysym == .noSymbol ? nil : ChordKey(modifiers: chordMods, keysym: usKeysym)
-        event.rightToLeft = kbd.positions.rightToLeft(activeLayout)
+        // localize and mirror: nothing to read for a keymap with neither (a plain us one).
+        if kbd.positions.isActive {
+            let usKeysym = kbd.positions.localized(code: code, layout: chordLayout)
+            if usKeysym != .noSymbol { event.localizedChord = ChordKey(modifiers: chordMods, keysym: usKeysym) }
+            event.rightToLeft = kbd.positions.rightToLeft(activeLayout)
+        }
         return .key
     }
 

@@ -10,6 +10,8 @@ public struct KeyPositions: Sendable {
     /// `table[layout * 256 + code]`: the US keysym to localize to, 0 when the key needs none.
     let table: [UInt32]
     let rightToLeftLayouts: [Bool]
+    /// Whether some key localizes or some layout is right to left (else the mapper reads nothing).
+    public let isActive: Bool
 
     /// No localization and no right-to-left layout (a plain `us` keymap).
     public static let none = KeyPositions(table: [], rightToLeftLayouts: [])
@@ -17,12 +19,15 @@ public struct KeyPositions: Sendable {
     init(table: [UInt32], rightToLeftLayouts: [Bool]) {
         self.table = table
         self.rightToLeftLayouts = rightToLeftLayouts
+        isActive = table.contains { $0 != 0 } || rightToLeftLayouts.contains(true)
     }
 
     /// The positions of `keymap` against `reference` (the US layout's first layout).
     public init(keymap: XkbKeymap, reference: XkbKeymap) {
         var table = [UInt32](repeating: 0, count: keymap.layoutCount * 256)
-        for layout in 0..<keymap.layoutCount {
+        // Chords on a non-Latin layout read the first Latin one's keys: only layouts chords are
+        // read in get entries (us,ru has none, us being the US layout).
+        for layout in 0..<keymap.layoutCount where keymap.chordLayout(active: layout) == layout {
             for code in 0..<256 {
                 let us = reference.levelOneKeysym(code: UInt16(code), layout: 0)
                 guard us != .noSymbol, !us.isModifier else { continue }
@@ -34,6 +39,7 @@ public struct KeyPositions: Sendable {
         }
         self.table = table
         rightToLeftLayouts = keymap.rightToLeftLayouts
+        isActive = table.contains { $0 != 0 } || rightToLeftLayouts.contains(true)
     }
 
     /// Whether `keymap` is the US layout itself (one layout, `us` with no variant): nothing to localize.
