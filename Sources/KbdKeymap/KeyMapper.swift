@@ -171,7 +171,13 @@ public final class KeyMapper {
     /// The localized key positions of `keymap` (made once per keymap; never per event).
     private func positions(for keymap: XkbKeymap) -> KeyPositions {
         if let made = positionsMade.first(where: { $0.keymap === keymap }) { return made.positions }
-        if KeyPositions.isReference(keymap) { return .none }
+        if KeyPositions.isReference(keymap) {
+            // Nothing to localize (no US keymap compiled); a right-to-left layout still mirrors.
+            let made = KeyPositions(rightToLeftOf: keymap)
+            if positionsMade.count >= 8 { positionsMade.removeFirst() }
+            positionsMade.append((keymap, made))
+            return made
+        }
         if reference == nil { reference = try? XkbKeymap(context: keymap.context, names: KeymapNames(layout: "us", variant: "", options: "")) }
         let made = reference.map { KeyPositions(keymap: keymap, reference: $0) } ?? .none
         // A handful of keymaps at most (the service's, a desktop's per seat): the oldest goes.

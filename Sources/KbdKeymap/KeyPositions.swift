@@ -42,9 +42,20 @@ public struct KeyPositions: Sendable {
         isActive = table.contains { $0 != 0 } || rightToLeftLayouts.contains(true)
     }
 
-    /// Whether `keymap` is the US layout itself (one layout, `us` with no variant): nothing to localize.
+    /// Whether every layout chords are read in is the US layout itself (`us` with no variant:
+    /// `us`, `us,ru`, `us,ara`): nothing to localize, and no US keymap to compile for it.
     static func isReference(_ keymap: XkbKeymap) -> Bool {
-        keymap.layoutCount == 1 && keymap.names.layout == "us" && (keymap.names.variant ?? "").isEmpty
+        let layouts = (keymap.names.layout ?? "").split(separator: ",", omittingEmptySubsequences: false)
+        let variants = (keymap.names.variant ?? "").split(separator: ",", omittingEmptySubsequences: false)
+        guard layouts.count == keymap.layoutCount else { return false }
+        return (0..<keymap.layoutCount).allSatisfy { l in
+            keymap.chordLayout(active: l) != l || (layouts[l] == "us" && (l >= variants.count || variants[l].isEmpty))
+        }
+    }
+
+    /// No localization; the keymap's right-to-left layouts (`us,ara`).
+    init(rightToLeftOf keymap: XkbKeymap) {
+        self.init(table: [], rightToLeftLayouts: keymap.rightToLeftLayouts)
     }
 
     /// The US keysym at `code` on `layout` when the key localizes, else `.noSymbol`.
