@@ -419,6 +419,82 @@ waitfor /VIRTUAL-DONE/ 60s
     ], "verdicts: %s" % ", ".join("%s (%s)" % v for v in verdicts))
 
 
+# Issue 37: two uinput keyboards with their own ids; the [[device]] grab takes the pad for the
+# service alone. Its F1 runs the command bound to it (and not the one for every keyboard) and
+# reaches no other reader (an evtest-style reader opened on its node reads nothing), while the
+# other keyboard's F1 runs the command for every keyboard and its reader sees it.
+GRAB_CONFIG = """
+[[device]]
+match = "1234:5678"
+grab = true
+
+[[command]]
+id = "pad-f1"
+keys = "F1"
+devices = ["1234:5678"]
+run = ["/bin/echo", "MARKER-pad"]
+
+[[command]]
+id = "any-f1"
+keys = "F1"
+run = ["/bin/echo", "MARKER-any"]
+"""
+
+GRAB_SCRIPT = r"""
+kbdid pad 03 1234 5678 kbd-test macro pad
+kbdid board 03 046d c31c kbd-test k120
+sleep 300
+sh %(as_user)s %(binary)s run --config /tmp/g.toml --socket /tmp/k.sock >/tmp/d.log 2>&1 & echo $! >/tmp/d.pid
+waitlog grabbed
+waitlog ready:
+reader /tmp/pad.read kbd-test macro pad
+reader /tmp/board.read kbd-test k120
+sleep 300
+key pad 59 1
+key pad 59 0
+waitlog MARKER-pad
+key board 59 1
+key board 59 0
+waitlog MARKER-any
+sleep 800
+sh kill -TERM $(cat /tmp/d.pid)
+sleep 500
+echo GRAB-DONE
+"""
+
+
+def t_grab(binary, files):
+    tmp = tempfile.mkdtemp(prefix="kbd-grab-")
+    vdev = os.path.join(tmp, "vdev")
+    cc = subprocess.run(["cc", "-O2", "-Wall", "-o", vdev, os.path.join(ROOT, "tests-kernel", "vdev.c")],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if cc.returncode != 0:
+        raise RuntimeError("cannot build tests-kernel/vdev.c: " + cc.stdout[-2000:])
+    script = os.path.join(tmp, "grab.vdev")
+    open(script, "w").write(GRAB_SCRIPT % {"as_user": AS_USER, "binary": binary})
+    cfg = os.path.join(tmp, "g.toml")
+    open(cfg, "w").write(GRAB_CONFIG)
+    os.chmod(cfg, 0o644)
+    sh = ("VDEV_LOG=/tmp/d.log %s /tmp/grab.vdev; echo VDEV-EXIT=$?; cat /tmp/d.log; echo PAD-READ:; cat /tmp/pad.read;"
+          " echo BOARD-READ:; cat /tmp/board.read; echo READ-END") % vdev
+    i = run_vm("grab", "waitfor /GRAB-DONE/ 90s\n", sh, files + [vdev, "%s:/tmp/grab.vdev" % script, "%s:/tmp/g.toml" % cfg],
+               extra=["--kbd", "virtio"], timeout=150)
+    out = i["out"]
+    log = out.split("VDEV-EXIT=", 1)[-1].split("PAD-READ:", 1)[0]
+    pad = out.split("PAD-READ:", 1)[-1].split("BOARD-READ:", 1)[0]
+    board = out.split("BOARD-READ:", 1)[-1].split("READ-END", 1)[0]
+    record("grab", i, [
+        ("VDEV-EXIT=0" in out, "a step did not happen (vdev timed out): %s" % [l for l in out.splitlines() if "VDEV" in l]),
+        (re.search(r'grabbed /dev/input/event\d+ "kbd-test macro pad": \[\[device\]\] match = "1234:5678" at line \d+ has grab = true', log) is not None,
+         "the service did not say it grabbed the pad and why"),
+        (log.count("MARKER-pad") == 1, "the pad's F1 did not run its own command once"),
+        (log.count("MARKER-any") == 1, "F1 for every keyboard must run once (from the K120 only, never from the grabbed pad)"),
+        ("READ 59" not in pad, "a reader of the grabbed pad's node saw its keys: %r" % pad.strip()),
+        ("READ 59 1" in board and "READ 59 0" in board, "the reader of the other keyboard did not see its F1: %r" % board.strip()),
+        ("INFO stopped" in log, "no clean stop"),
+    ])
+
+
 def t_record(binary, files):
     keys = r"""
 waitfor /RECORDING/ 30s
@@ -818,8 +894,8 @@ def main():
     AGENT = os.path.join(os.path.dirname(os.path.abspath(args.service or service)), "kbd-commandd-agent")
     print("testing %s with the service %s" % (os.path.abspath(args.binary), os.path.abspath(args.service or service)), flush=True)
     files = [binary, service, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_virtual, t_record, t_monitor, t_idle, t_latency,
-             t_latency_vs_ci]
+    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_virtual, t_grab, t_record, t_monitor, t_idle,
+             t_latency, t_latency_vs_ci]
     only = args.only.replace("-", "_") if args.only else None
     if only and "t_" + only in globals() and callable(globals()["t_" + only]):
         tests = [globals()["t_" + only]]  # an exact name: that one (latency-vs is the full benchmark)

@@ -9,6 +9,10 @@
  *   grab NAME...             waits (30 s at most) for the event node of the device called NAME,
  *                            opens it and takes it with EVIOCGRAB, as a remapper does; prints
  *                            VDEV-GRABBED and the node; holds it while vdev runs
+ *   reader FILE NAME...      an evtest-style reader of the device called NAME (waits 30 s at most
+ *                            for its node): a child that opens the node without grabbing it and
+ *                            appends "READ CODE VALUE" to FILE for each EV_KEY event it reads; it
+ *                            dies with vdev. A node another program grabbed gives it nothing.
  *   switch NAME TABLET LID   uinput switch device (SW_LID, SW_TABLET_MODE) set to these values
  *   bt NAME                  uhid keyboard on BUS_BLUETOOTH (HID boot keyboard descriptor, hid-generic)
  *   sw NAME CODE VALUE       an EV_SW event and SYN_REPORT (CODE: lid or tablet)
@@ -43,7 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,8 +101,8 @@ static int uinput_create(const char *name, int bus, int keyboard) {
     return uinput_create_id(name, bus, 0x0001, keyboard ? 0x0001 : 0x0005, keyboard);
 }
 
-/* Opens the event node whose device is called NAME and grabs it; -1 if none came in 30 s. */
-static int grab(const char *name, char *node, size_t size) {
+/* Opens the event node whose device is called NAME (grabbing it with GRAB); -1 if none came in 30 s. */
+static int open_named(const char *name, char *node, size_t size, int grab) {
     for (int tries = 0; tries < 300; tries++) {
         for (int i = 0; i < 64; i++) {
             char path[128], buf[256] = "";
@@ -110,12 +116,37 @@ static int grab(const char *name, char *node, size_t size) {
             snprintf(node, size, "/dev/input/event%d", i);
             int fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
             if (fd < 0) continue;
-            if (ioctl(fd, EVIOCGRAB, 1) < 0) fail("EVIOCGRAB");
+            if (grab && ioctl(fd, EVIOCGRAB, 1) < 0) fail("EVIOCGRAB");
             return fd;
         }
         usleep(100000);
     }
     return -1;
+}
+
+static int grab(const char *name, char *node, size_t size) { return open_named(name, node, size, 1); }
+
+/* `reader FILE NAME...`: a child reading the device's node as evtest does, until vdev exits. */
+static void reader(const char *rest) {
+    char file[128] = "", node[64];
+    int used = 0;
+    if (sscanf(rest, "%127s %n", file, &used) != 1 || !rest[used]) { fprintf(stderr, "vdev: bad reader line\n"); exit(2); }
+    int fd = open_named(rest + used, node, sizeof node, 0);
+    if (fd < 0) { printf("VDEV-TIMEOUT waiting for a device called: %s\n", rest + used); exit(3); }
+    pid_t pid = fork();
+    if (pid < 0) fail("fork");
+    if (pid > 0) { close(fd); printf("VDEV-READING %s\n", node); return; }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    FILE *out = fopen(file, "a");
+    if (!out) fail(file);
+    setvbuf(out, NULL, _IOLBF, 0);
+    int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    struct input_event ev;
+    while (read(fd, &ev, sizeof ev) == (ssize_t)sizeof ev) {
+        if (ev.type == EV_KEY) fprintf(out, "READ %d %d\n", ev.code, ev.value);
+    }
+    _exit(0);
 }
 
 /* The HID boot keyboard report descriptor (HID 1.11, appendix B.1). */
@@ -386,6 +417,8 @@ int main(int argc, char **argv) {
             }
             add(rest, fd, 0);
             printf("VDEV-GRABBED %s\n", node);
+        } else if (!strcmp(cmd, "reader")) {
+            reader(rest);
         } else if (!strcmp(cmd, "switch") && sscanf(rest, "%127s %63s %63s", a, b, c) == 3) {
             int fd = uinput_create(a, 0x19, 0);
             add(a, fd, 0);

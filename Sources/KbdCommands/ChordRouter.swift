@@ -93,7 +93,11 @@ public struct ChordRouter: Sendable {
     }
 
     /// Routes one key event.
-    public mutating func handle(_ key: KeyEvent, into out: inout [Output]) {
+    public mutating func handle(_ key: KeyEvent, into out: inout [Output]) { handle(key, on: nil, into: &out) }
+
+    /// Routes one key event typed on `device` (nil: unknown, no command limited to keyboards
+    /// fires; a grabbed device runs only the commands bound to it).
+    public mutating func handle(_ key: KeyEvent, on device: DeviceIdentity?, into out: inout [Output]) {
         expire(at: key.time, into: &out)
         guard key.state != .release, !key.isModifierKey else { return }
         if key.state == .press, key.chord.hasCommandModifier {
@@ -101,7 +105,7 @@ public struct ChordRouter: Sendable {
         }
         if key.state == .repeat {
             // Repeats fire single-chord commands that ask for it; sequences ignore them.
-            if pending == nil, let (index, chord) = match(key, roots: roots), table.commands[index].repeat,
+            if pending == nil, let (index, chord) = match(key, device, roots: roots), table.commands[index].repeat,
                 !table.commands[index].isSequence
             {
                 out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
@@ -109,24 +113,24 @@ public struct ChordRouter: Sendable {
             return
         }
         if let p = pending {
-            if let (child, chord) = step(from: p.node, key) {
-                advance(to: child, key: key, chord: chord, prefix: p.keys, scope: p.scope, into: &out)
+            if let (child, chord) = step(from: p.node, key, device) {
+                advance(to: child, key: key, device, chord: chord, prefix: p.keys, scope: p.scope, into: &out)
                 return
             }
             pending = nil
             out.append(.sequenceCancelled(time: key.time, reason: .otherChord))
         }
         for root in roots {
-            if let (child, chord) = step(from: root, key) {
-                advance(to: child, key: key, chord: chord, prefix: [], root: root, into: &out)
+            if let (child, chord) = step(from: root, key, device) {
+                advance(to: child, key: key, device, chord: chord, prefix: [], root: root, into: &out)
                 return
             }
         }
     }
 
-    private mutating func advance(to node: Int, key: KeyEvent, chord: ChordKey, prefix: [ChordKey], scope: String? = nil, root: Int? = nil,
-                                  into out: inout [Output]) {
-        if let index = table.nodes[node].command {
+    private mutating func advance(to node: Int, key: KeyEvent, _ device: DeviceIdentity?, chord: ChordKey, prefix: [ChordKey],
+                                  scope: String? = nil, root: Int? = nil, into out: inout [Output]) {
+        if let index = command(at: node, device) {
             pending = nil
             out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
         } else {
@@ -147,23 +151,70 @@ public struct ChordRouter: Sendable {
         return (u >= 0x20 && u != 0x7F) || chord.keysym.isTextEditing
     }
 
-    /// The child of `node` the key leads to, trying the level-one chord first,
-    /// then the produced keysym; a command blocked by text input does not match.
-    private func step(from node: Int, _ key: KeyEvent) -> (Int, ChordKey)? {
-        if let hit = step(from: node, key, chord: key.chord) { return hit }
-        if let alternate = key.alternateChord { return step(from: node, key, chord: alternate) }
+    /// The command a leaf fires for `device`: one limited to keyboards that include it, else
+    /// the one for every keyboard (none for a grabbed device: it runs only its own).
+    @inline(__always)
+    private func command(at node: Int, _ device: DeviceIdentity?) -> Int? {
+        // Read in place: copying the node would retain its dictionary and array.
+        if table.nodes[node].deviceCommands.isEmpty { return device?.grabbed == true ? nil : table.nodes[node].command }
+        return deviceCommand(at: node, device)
+    }
+
+    /// A leaf with commands limited to keyboards (not the common path).
+    private func deviceCommand(at node: Int, _ device: DeviceIdentity?) -> Int? {
+        if let device, let i = table.nodes[node].deviceCommands.first(where: { device.matches(table.commands[$0].devices) }) { return i }
+        return device?.grabbed == true ? nil : table.nodes[node].command
+    }
+
+    /// How a chord probed the table: as typed, mirrored (a right-to-left layout), or from the
+    /// key's US position (`localize`).
+    private struct Probe {
+        var rightToLeft: Bool
+        var mirrored = false
+        var localized = false
+    }
+
+    /// The child of `node` the key leads to, trying the level-one chord first, then the
+    /// produced keysym; on a right-to-left layout the mirrored pairs of `mirror` commands;
+    /// then the key's US position for `localize` commands. A command blocked by text input
+    /// does not match.
+    private func step(from node: Int, _ key: KeyEvent, _ device: DeviceIdentity?) -> (Int, ChordKey)? {
+        var probe = Probe(rightToLeft: key.rightToLeft && table.hasMirror)
+        if let hit = step(from: node, key, device, chord: key.chord, probe) { return hit }
+        if let alternate = key.alternateChord, let hit = step(from: node, key, device, chord: alternate, probe) { return hit }
+        if probe.rightToLeft {
+            probe.mirrored = true
+            if let m = key.chord.mirrored, let hit = step(from: node, key, device, chord: m, probe) { return hit }
+            if let m = key.alternateChord?.mirrored, let hit = step(from: node, key, device, chord: m, probe) { return hit }
+            probe.mirrored = false
+        }
+        guard table.hasLocalize, let localized = key.localizedChord else { return nil }
+        probe.localized = true
+        if let hit = step(from: node, key, device, chord: localized, probe) { return hit }
+        probe.mirrored = true
+        if probe.rightToLeft, let m = localized.mirrored, let hit = step(from: node, key, device, chord: m, probe) { return hit }
         return nil
     }
 
-    private func step(from node: Int, _ key: KeyEvent, chord: ChordKey) -> (Int, ChordKey)? {
+    private func step(from node: Int, _ key: KeyEvent, _ device: DeviceIdentity?, chord: ChordKey, _ probe: Probe) -> (Int, ChordKey)? {
         guard table.mayBind(chord), let child = table.nodes[node].children[chord] else { return nil }
-        let command = table.nodes[child].command.map { table.commands[$0] }
+        var command: Command?
+        if table.nodes[child].isLeaf {
+            guard let index = self.command(at: child, device) else { return nil }
+            let c = table.commands[index]
+            if probe.localized, !c.localize { return nil }
+            // A mirrored command answers to its pair only while the layout is right to left.
+            if probe.mirrored ? !c.mirror : (probe.rightToLeft && c.mirror && chord.keysym.mirrored != nil) { return nil }
+            command = c
+        } else if probe.mirrored || (probe.localized && !table.nodes[child].localize) {
+            return nil
+        }
         return blockedByTextInput(key, command) ? nil : (child, chord)
     }
 
-    private func match(_ key: KeyEvent, roots: [Int]) -> (Int, ChordKey)? {
+    private func match(_ key: KeyEvent, _ device: DeviceIdentity?, roots: [Int]) -> (Int, ChordKey)? {
         for root in roots {
-            if let (child, chord) = step(from: root, key), let index = table.nodes[child].command { return (index, chord) }
+            if let (child, chord) = step(from: root, key, device), let index = command(at: child, device) { return (index, chord) }
         }
         return nil
     }

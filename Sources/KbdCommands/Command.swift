@@ -23,6 +23,16 @@ public struct Command: Sendable, Hashable {
     public var discoverabilityTitle: String?
     /// What firing it does: run it (the default) or toggle the discoverability HUD.
     public var action: Action
+    /// A chord the active layout cannot type as written (it needs AltGr or is missing) also
+    /// fires from the key at the same position on the US layout (UIKeyCommand's
+    /// `allowsAutomaticLocalization`); false keeps it literal.
+    public var localize: Bool = true
+    /// While a right-to-left layout is active, its left/right pair swaps: `Ctrl+bracketleft`
+    /// fires from the key at the US `]` (`allowsAutomaticMirroring`).
+    public var mirror: Bool = false
+    /// The keyboards it is limited to (empty: every keyboard); there it wins over a command
+    /// on the same chord for every keyboard.
+    public var devices: [DevicePattern] = []
 
     /// What a command does when it fires.
     public enum Action: String, Sendable, Hashable, CaseIterable {
@@ -36,7 +46,8 @@ public struct Command: Sendable, Hashable {
         id: String, title: String, keys: [ChordKey], keysText: String? = nil, scope: String = CommandTable.globalScope,
         repeat: Bool = false, priorityOverTextInput: Bool = false, run: [String] = [],
         location: SourceLocation = SourceLocation(path: "<memory>", line: 0),
-        group: String? = nil, discoverabilityTitle: String? = nil, action: Action = .run
+        group: String? = nil, discoverabilityTitle: String? = nil, action: Action = .run,
+        localize: Bool = true, mirror: Bool = false, devices: [DevicePattern] = []
     ) {
         self.id = id
         self.title = title
@@ -50,6 +61,9 @@ public struct Command: Sendable, Hashable {
         self.group = group
         self.discoverabilityTitle = discoverabilityTitle
         self.action = action
+        self.localize = localize
+        self.mirror = mirror
+        self.devices = devices
     }
 
     /// The chord string in canonical form (`Ctrl+X Ctrl+S`).

@@ -1,4 +1,4 @@
-import KbdKeymap
+public import KbdKeymap
 import KbdSystem
 /// The discoverability listing: commands grouped by scope, in responder-chain
 /// order when active scopes are given, with chords shadowed by a more
@@ -8,11 +8,15 @@ public struct CommandListing {
         public var command: Command
         /// The scope of the command that wins this chord instead, if any.
         public var shadowedBy: String?
+        /// The chord as the keycaps show it (`Ctrl+Ü` for `Ctrl+bracketleft` on `de`), when
+        /// `localize` or `mirror` changes it on the keymap listed for.
+        public var keycaps: String?
     }
 
     public let groups: [(scope: String, entries: [Entry])]
 
-    public init(table: CommandTable, activeScopes: [String]?) {
+    /// `keycaps`: the keymap's, so localized and mirrored chords show as the keys that fire them.
+    public init(table: CommandTable, activeScopes: [String]?, keycaps: ChordKeycaps = .none) {
         var order: [String]
         if let active = activeScopes {
             order = active.filter { $0 != CommandTable.globalScope }
@@ -33,7 +37,7 @@ public struct CommandListing {
             var entries: [Entry] = []
             for c in commands {
                 let shadow = activeScopes == nil ? nil : claimed[c.keys]
-                entries.append(Entry(command: c, shadowedBy: shadow))
+                entries.append(Entry(command: c, shadowedBy: shadow, keycaps: keycaps.shown(c.keys, localize: c.localize, mirror: c.mirror)))
             }
             for c in commands where claimed[c.keys] == nil { claimed[c.keys] = scope }
             groups.append((scope, entries))
@@ -62,6 +66,7 @@ public struct CommandListing {
             for (e, entry) in entries.enumerated() {
                 let title = titles[g][e]
                 out += "  " + title + String(repeating: " ", count: max(2, width + 2 - title.count)) + entry.command.chordText.escapingControlCharacters
+                if let caps = entry.keycaps { out += "  (on this keymap: \(caps.escapingControlCharacters))" }
                 if entry.command.repeat { out += "  (repeats)" }
                 out += Self.discoverability(entry.command.group, entry.command.discoverabilityTitle, entry.command.action)
                 if let s = entry.shadowedBy { out += "  (shadowed by \(s.escapingControlCharacters))" }

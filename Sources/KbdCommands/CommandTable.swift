@@ -15,7 +15,20 @@ public struct CommandTable: Sendable {
     struct Node: Sendable {
         var command: Int?
         var children: [ChordKey: Int] = [:]
+        /// Commands limited to some keyboards (`devices`) on this chord; the first whose
+        /// keyboards include the typing one wins over `command`.
+        var deviceCommands: [Int] = []
+        /// Whether a command with `localize` ends here or below.
+        var localize = false
+
+        var isLeaf: Bool { command != nil || !deviceCommands.isEmpty }
     }
+
+    /// Whether some command localizes (`localize`, the default), is mirrored (`mirror`),
+    /// or is limited to keyboards (`devices`): the router's extra probes run only then.
+    public let hasLocalize: Bool
+    public let hasMirror: Bool
+    public let hasDeviceCommands: Bool
 
     /// Trie nodes of every scope; `roots[scope]` is that scope's root.
     let nodes: [Node]
@@ -68,36 +81,7 @@ public struct CommandTable: Sendable {
                 nodes.append(Node())
                 roots[c.scope] = root
             }
-            var at = root
-            var conflict = false
-            for (step, chord) in c.keys.enumerated() {
-                let last = step == c.keys.count - 1
-                if let existing = nodes[at].command {
-                    let other = commands[existing]
-                    problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) extends the chord '\(other.keysText)' of command '\(other.id)' at \(other.location) in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix"))
-                    conflict = true
-                    break
-                }
-                if let child = nodes[at].children[chord] {
-                    at = child
-                    if last {
-                        if let existing = nodes[at].command {
-                            let other = commands[existing]
-                            problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is already bound to command '\(other.id)' at \(other.location) in scope '\(c.scope)'"))
-                        } else {
-                            let other = firstCommand(below: at, nodes: nodes).map { commands[$0] }
-                            problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is a prefix of the sequence '\(other?.keysText ?? "?")' of command '\(other?.id ?? "?")' at \(other?.location.description ?? "?") in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix"))
-                        }
-                        conflict = true
-                    }
-                } else {
-                    let child = nodes.count
-                    nodes.append(Node())
-                    nodes[at].children[chord] = child
-                    at = child
-                }
-            }
-            if !conflict { nodes[at].command = index }
+            if let problem = Self.insert(index, c, root: root, nodes: &nodes, commands: commands) { problems.append(problem) }
         }
         guard problems.isEmpty else { throw ConflictList(conflicts: problems) }
         let edges = nodes.reduce(0) { $0 + $1.children.count }
@@ -112,10 +96,52 @@ public struct CommandTable: Sendable {
         }
         chordFilter = filter
         chordFilterShift = 64 - log2Bits
+        hasLocalize = commands.contains { $0.localize }
+        hasMirror = commands.contains { $0.mirror }
+        hasDeviceCommands = commands.contains { !$0.devices.isEmpty }
         self.commands = commands
         self.nodes = nodes
         self.roots = roots
         self.sequenceTimeoutMilliseconds = sequenceTimeoutMilliseconds
+    }
+
+    /// Puts command `index` into the trie under `root`; the conflict, if it has one.
+    private static func insert(_ index: Int, _ c: Command, root: Int, nodes: inout [Node], commands: [Command]) -> Conflict? {
+        var at = root
+        var path: [Int] = []
+        for (step, chord) in c.keys.enumerated() {
+            let last = step == c.keys.count - 1
+            if let other = (nodes[at].command ?? nodes[at].deviceCommands.first).map({ commands[$0] }) {
+                return Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) extends the chord '\(other.keysText)' of command '\(other.id)' at \(other.location) in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix")
+            }
+            if let child = nodes[at].children[chord] {
+                at = child
+                guard last else { path.append(at); continue }
+                if !nodes[at].children.isEmpty {
+                    let other = firstCommand(below: at, nodes: nodes).map { commands[$0] }
+                    return Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is a prefix of the sequence '\(other?.keysText ?? "?")' of command '\(other?.id ?? "?")' at \(other?.location.description ?? "?") in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix")
+                }
+                // One command for every keyboard and any number limited to other keyboards.
+                if c.devices.isEmpty, let existing = nodes[at].command {
+                    let other = commands[existing]
+                    return Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is already bound to command '\(other.id)' at \(other.location) in scope '\(c.scope)'")
+                }
+                if !c.devices.isEmpty, let existing = nodes[at].deviceCommands.first(where: { !Set(commands[$0].devices).isDisjoint(with: c.devices) }) {
+                    let other = commands[existing]
+                    let shared = c.devices.filter { other.devices.contains($0) }.map { "\"\($0)\"" }.joined(separator: ", ")
+                    return Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is already bound to command '\(other.id)' at \(other.location) in scope '\(c.scope)' for the keyboards \(shared)")
+                }
+            } else {
+                let child = nodes.count
+                nodes.append(Node())
+                nodes[at].children[chord] = child
+                at = child
+            }
+            path.append(at)
+        }
+        if c.devices.isEmpty { nodes[at].command = index } else { nodes[at].deviceCommands.append(index) }
+        if c.localize { for node in path { nodes[node].localize = true } }
+        return nil
     }
 
     /// Every conflict found while building a table.
@@ -143,7 +169,7 @@ public struct CommandTable: Sendable {
 }
 
 private func firstCommand(below node: Int, nodes: [CommandTable.Node]) -> Int? {
-    if let c = nodes[node].command { return c }
+    if let c = nodes[node].command ?? nodes[node].deviceCommands.first { return c }
     for child in nodes[node].children.values { if let c = firstCommand(below: child, nodes: nodes) { return c } }
     return nil
 }

@@ -10,8 +10,11 @@ public enum Discoverability {
         public var owner: Int?
         public var scopes: [String]
         public var textInput: Bool
-        public init(table: CommandTable, owner: Int? = nil, scopes: [String], textInput: Bool) {
+        /// How chords show on the user's keycaps (`localize`, `mirror`) at the active layout.
+        public var keycaps: ChordKeycaps
+        public init(table: CommandTable, owner: Int? = nil, scopes: [String], textInput: Bool, keycaps: ChordKeycaps = .none) {
             self.table = table
+            self.keycaps = keycaps
             self.owner = owner
             self.scopes = scopes
             self.textInput = textInput
@@ -26,8 +29,11 @@ public enum Discoverability {
         public var owner: Int?
         public var shadowed: Bool
         public var textInputFiltered: Bool
-        public init(command: Command, owner: Int?, shadowed: Bool, textInputFiltered: Bool) {
+        /// The chord as the user's keycaps show it (`Ctrl+Ü` for `Ctrl+bracketleft` on `de`).
+        public var chord: String
+        public init(command: Command, owner: Int?, shadowed: Bool, textInputFiltered: Bool, chord: String? = nil) {
             self.command = command
+            self.chord = chord ?? command.chordText
             self.owner = owner
             self.shadowed = shadowed
             self.textInputFiltered = textInputFiltered
@@ -69,7 +75,7 @@ public enum Discoverability {
                 guard let commands = byScope[scope] else { continue }
                 for c in commands {
                     entries.append(Entry(command: c, owner: source.owner, shadowed: c.keys.first.map { claimed.contains($0) } ?? false,
-                                         textInputFiltered: source.textInput && filtered(c)))
+                                         textInputFiltered: source.textInput && filtered(c), chord: source.shown(c)))
                 }
                 for c in commands { if let first = c.keys.first { claimed.insert(first) } }
             }
@@ -81,7 +87,7 @@ public enum Discoverability {
     /// commands of that scope whose sequence starts with it, grouped like `groups`.
     public static func continuations(of keys: [ChordKey], scope: String, in source: Source) -> [Group] {
         let entries = source.table.commands.filter { $0.scope == scope && $0.keys.count > keys.count && $0.keys.starts(with: keys) }.map {
-            Entry(command: $0, owner: source.owner, shadowed: false, textInputFiltered: source.textInput && filtered($0))
+            Entry(command: $0, owner: source.owner, shadowed: false, textInputFiltered: source.textInput && filtered($0), chord: source.shown($0))
         }
         return grouped(entries)
     }
@@ -137,5 +143,12 @@ extension Discoverability {
             }
             self.init(pending: pending, scopes: chain(system?.scopes ?? []), textInput: system?.textInput ?? false, groups: groups)
         }
+    }
+}
+
+extension Discoverability.Source {
+    /// A command's keys as the keycaps show them.
+    func shown(_ c: Command) -> String {
+        keycaps.shown(c.keys, localize: c.localize, mirror: c.mirror) ?? c.chordText
     }
 }

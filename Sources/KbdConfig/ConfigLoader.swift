@@ -6,8 +6,8 @@ import KbdCommands
 /// Reads the command table file (TOML) into a `Config`, collecting every
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
-    static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run", "group", "discoverability_title", "action"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud", "bar"]
+    static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run", "group", "discoverability_title", "action", "localize", "mirror", "devices"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud", "bar", "device"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -51,7 +51,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]]")
         }
 
         // The sections of plain keys, through the one table of keys (ConfigKeys.swift).
@@ -100,6 +100,8 @@ public enum ConfigLoader {
             }
         }
 
+        let dedicated = dedicatedDevices(root, problem: problem)
+
         // [[command]]
         var commands: [Command] = []
         if let entry = root.entry("command") {
@@ -122,6 +124,7 @@ public enum ConfigLoader {
             if problems.isEmpty {
                 var config = Config(path: path, table: table, geometry: geometry, scopes: scopes)
                 draft.apply(to: &config)
+                config.devices.dedicated = dedicated
                 config.keymapLocation = keymapLocation
                 config.hudLocation = root.entry("hud").map { SourceLocation(path: path, line: $0.line) }
                 config.keymapWarnings = keymapWarnings
@@ -229,8 +232,8 @@ public enum ConfigLoader {
             }
             return s
         }
-        func bool(_ key: String) -> Bool {
-            guard let e = t.entry(key) else { return false }
+        func bool(_ key: String, default value: Bool = false) -> Bool {
+            guard let e = t.entry(key) else { return value }
             guard case .boolean(let b) = e.value else {
                 problem(e.line, "\(key): expected true or false, found \(e.value.kindDescription)")
                 ok = false
@@ -255,6 +258,21 @@ public enum ConfigLoader {
         }
         let rep = bool("repeat")
         let priority = bool("priority_over_text_input")
+        let localize = bool("localize", default: true), mirror = bool("mirror")
+        var devices: [DevicePattern] = []
+        if let e = t.entry("devices") {
+            if let list = stringArray(e.value), !list.isEmpty {
+                for text in list {
+                    do { devices.append(try DevicePattern(parsing: text)) } catch {
+                        problem(e.line, "devices: \(error.message)")
+                        ok = false
+                    }
+                }
+            } else {
+                problem(e.line, "devices: expected a non-empty array of strings: vendor:product ids in hex (\"046d:c52b\") or device name globs (\"Keychron*\"); 'kbd-commandd devices' lists both")
+                ok = false
+            }
+        }
         var run: [String] = []
         if let e = t.entry("run") {
             if let list = stringArray(e.value), !list.isEmpty, !list[0].isEmpty {
@@ -272,6 +290,10 @@ public enum ConfigLoader {
             location: SourceLocation(path: path, line: t.line)) { field, message in
             problem(t.entry(field)?.line ?? t.line, message)
         }
-        return actionKnown ? command : nil
+        guard actionKnown, var command else { return nil }
+        command.localize = localize
+        command.mirror = mirror
+        command.devices = devices
+        return command
     }
 }

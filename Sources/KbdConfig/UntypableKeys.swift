@@ -28,8 +28,13 @@ extension ConfigLoader {
         let names = keymap.names
         let described = [names.rules, names.model, names.layout].compactMap { $0 }.joined(separator: "/")
         var out: [ConfigError.Problem] = []
+        // A chord `localize` makes typeable (from its US position) is no warning: check notes it.
+        let positions = table.hasLocalize ? usPositions(keymap) : .none
+        let localizable = { (chord: ChordKey) in
+            (0..<keymap.layoutCount).contains { !positions.codes(localizing: chord.keysym, layout: keymap.chordLayout(active: $0)).isEmpty }
+        }
         for c in table.commands {
-            guard let missing = c.keys.first(where: { !chords.contains($0) }) else { continue }
+            guard let missing = c.keys.first(where: { !chords.contains($0) && !(c.localize && localizable($0)) }) else { continue }
             let key = ChordKey.keyName(missing.keysym)
             var message = "keys = '\(c.keysText)' (command '\(c.id)'): "
             if keysyms.contains(missing.keysym) {

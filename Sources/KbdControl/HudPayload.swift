@@ -6,7 +6,7 @@ extension ControlEvent.Group {
         groups.map { g in
             ControlEvent.Group(title: g.title ?? ControlEvent.Group.other, commands: g.entries.map { e in
                 ControlEvent.GroupedCommand(table: e.owner == nil ? .system : .user, scope: e.command.scope, id: e.command.id, title: e.command.title,
-                                            discoverabilityTitle: e.command.shownTitle, chord: e.command.chordText, shadowed: e.shadowed,
+                                            discoverabilityTitle: e.command.shownTitle, chord: e.chord, shadowed: e.shadowed,
                                             textInputFiltered: e.textInputFiltered)
             })
         }

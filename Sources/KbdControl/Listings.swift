@@ -3,7 +3,7 @@ public import KbdCore
 public import KbdCommands
 extension ControlReply {
     /// One row of a device listing (`list_devices`, `kbd-commandd devices --format json`):
-    /// `{"path","name"[,"id"],"keyboard","reason"[,"integration","integration_reason"][,"switch"][,"error"][,"open"]}`,
+    /// `{"path","name"[,"id"],"keyboard","reason"[,"integration","integration_reason"][,"switch"][,"error"][,"open"][,"grabbed"]}`,
     /// members in that order, each written only when the row has it.
     public struct ListedDevice: Sendable, Equatable {
         /// The classifier's verdict: `keyboard` and `reason`; for a keyboard `integration`
@@ -32,14 +32,18 @@ extension ControlReply {
         public var error: String?
         /// Whether the service holds it open (the service's listing says, a one-off scan does not).
         public var open: Bool?
+        /// Why the service grabbed it for itself (EVIOCGRAB), when it did.
+        public var grabbed: String?
 
-        public init(path: String, name: String, id: String? = nil, verdict: Verdict? = nil, error: String? = nil, open: Bool? = nil) {
+        public init(path: String, name: String, id: String? = nil, verdict: Verdict? = nil, error: String? = nil, open: Bool? = nil,
+                    grabbed: String? = nil) {
             self.path = path
             self.name = name
             self.id = id
             self.verdict = verdict
             self.error = error
             self.open = open
+            self.grabbed = grabbed
         }
 
         /// The row as the listing shows it (`integration` for keyboards only).
@@ -49,7 +53,7 @@ extension ControlReply {
                         integrationReason: v.isKeyboard && !v.integrationReason.isEmpty ? v.integrationReason : nil, isSwitch: v.isSwitch)
             }
             self.init(path: row.path, name: row.name, id: row.inputID?.description, verdict: verdict, error: row.error,
-                      open: row.reportsOpen ? row.id != nil : nil)
+                      open: row.reportsOpen ? row.id != nil : nil, grabbed: row.grabbed)
         }
 
         public var jsonValue: JSONValue {
@@ -65,6 +69,7 @@ extension ControlReply {
             }
             if let error { put("error", .string(error)) }
             if let open { put("open", .bool(open)) }
+            if let grabbed { put("grabbed", .string(grabbed)) }
             return .object(o)
         }
 
@@ -81,7 +86,8 @@ extension ControlReply {
                                   integrationReason: try o["integration_reason"]?.string(), isSwitch: try o["switch"]?.bool() ?? false)
             }
             return ListedDevice(path: try o.required("path").string(), name: try o.required("name").string(), id: try o["id"]?.string(),
-                                verdict: verdict, error: try o["error"]?.string(), open: try o["open"]?.bool())
+                                verdict: verdict, error: try o["error"]?.string(), open: try o["open"]?.bool(),
+                                grabbed: try o["grabbed"]?.string())
         }
     }
 }
@@ -102,6 +108,7 @@ extension CommandListing {
             for e in entries {
                 var o = JSONObject([("scope", .string(scope)), ("id", .string(e.command.id)), ("title", .string(e.command.title)),
                                     ("chord", .string(e.command.chordText)), ("repeat", .bool(e.command.repeat))])
+                if let caps = e.keycaps { _ = o.updateValue(.string(caps), forKey: "keycaps") }
                 if let group = e.command.group { _ = o.updateValue(.string(group), forKey: "group") }
                 if let title = e.command.discoverabilityTitle { _ = o.updateValue(.string(title), forKey: "discoverability_title") }
                 if e.command.action != .run { _ = o.updateValue(.string(e.command.action.rawValue), forKey: "action") }

@@ -48,11 +48,14 @@ extension ControlSession {
     /// What a client's HUD and toolbar show: the system table as the client's seat routes it
     /// (a user at seat1 sees seat1's chain), and the tables its uid registered.
     func commandSources(for peer: Peer, pipeline: Pipeline) -> [Discoverability.Source] {
-        let routing = pipeline.systemRouting(seat: seat(of: peer))
-        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput)]
+        let seat = seat(of: peer)
+        let routing = pipeline.systemRouting(seat: seat)
+        // Chords as that seat's keycaps show them (localize, mirror).
+        let keycaps = pipeline.keycaps(seat: seat)
+        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput, keycaps: keycaps)]
         for owner in tableOwners(uid: peer.uid) {
             guard let table = pipeline.userTables.first(where: { $0.owner == owner })?.table, let state = pipeline.userState(owner: owner) else { continue }
-            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput))
+            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput, keycaps: keycaps))
         }
         return sources
     }

@@ -10,6 +10,8 @@ public struct DeviceFilter: Sendable, Equatable {
     public var `internal`: [String]
     public var external: [String]
     public var virtual: [String]
+    /// `[[device]]`: keyboards given to the service alone (`grab = true`), first match wins.
+    public var dedicated: [DedicatedDevice] = []
 
     public init(include: [String] = [], exclude: [String] = [], grab: Bool = false, internal: [String] = [], external: [String] = [],
                 virtual: [String] = []) {
@@ -34,10 +36,41 @@ public struct DeviceFilter: Sendable, Equatable {
         entry == name || entry.lowercased() == id.vendorProduct
     }
 
+    /// The first `[[device]]` whose `match` names the device.
+    public func dedicated(name: String, id: InputID) -> DedicatedDevice? {
+        dedicated.first { d in d.match.contains { $0.matches(name: name, id: id) } }
+    }
+
+    /// Whether the service grabs the keyboard (EVIOCGRAB), and why: `[devices] grab` grabs
+    /// every keyboard, a `[[device]]` with `grab = true` the one it matches.
+    public func grabReason(name: String, id: InputID) -> String? {
+        if let d = dedicated(name: name, id: id), d.grab { return "[[device]] match = \(d.match.map { "\"\($0)\"" }.joined(separator: ", ")) at line \(d.line) has grab = true" }
+        return grab ? "[devices] grab = true" : nil
+    }
+
     /// nil when the filter says nothing about the device, else include (true) or exclude (false).
     public func verdict(name: String, id: InputID) -> Bool? {
         if exclude.contains(where: { Self.matches($0, name: name, id: id) }) { return false }
         if include.contains(where: { Self.matches($0, name: name, id: id) }) { return true }
         return nil
+    }
+}
+
+/// A `[[device]]`: one keyboard (or a few) the service reads for itself: `grab = true` takes
+/// its keys from every other program (EVIOCGRAB), so they reach no window and run only the
+/// commands bound to it (`devices = [...]`); `presence = true` still counts it as a keyboard
+/// the user types on (a grabbed pad does not count by default).
+public struct DedicatedDevice: Sendable, Equatable {
+    public var match: [DevicePattern]
+    public var grab: Bool
+    public var presence: Bool
+    /// The line of its `[[device]]`, for messages.
+    public var line: Int
+
+    public init(match: [DevicePattern], grab: Bool = false, presence: Bool = false, line: Int = 0) {
+        self.match = match
+        self.grab = grab
+        self.presence = presence
+        self.line = line
     }
 }

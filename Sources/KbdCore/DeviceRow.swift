@@ -11,6 +11,8 @@ public struct DeviceRow: Sendable, Equatable {
     public var id: DeviceID?
     /// Whether the listing says if the device is open (the daemon's does, a one-off scan's does not).
     public var reportsOpen: Bool
+    /// Why the service grabs the keyboard (EVIOCGRAB: its keys reach no other program), if it does.
+    public var grabbed: String?
 
     public init(path: String, name: String, inputID: InputID? = nil, verdict: KeyboardClassifier.Verdict? = nil,
                 error: String? = nil, id: DeviceID? = nil, reportsOpen: Bool = false) {

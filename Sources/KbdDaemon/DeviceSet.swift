@@ -19,8 +19,9 @@ final class DeviceSet {
     var publish: () -> Void = {}
     /// The pipeline's verdict on a device (its filter can change with a reload).
     var classify: (DeviceDescription) -> KeyboardClassifier.Verdict = { KeyboardClassifier.classify($0) }
-    /// Whether keyboards are grabbed (the config's `[devices] grab`).
-    var grabsKeyboards: () -> Bool = { false }
+    /// Why a keyboard is grabbed (the config's `[devices] grab`, or a `[[device]]` with
+    /// `grab = true` matching its name or id); nil: not grabbed.
+    var grabReason: (_ name: String, _ id: InputID) -> String? = { _, _ in nil }
 
     private let source: any DeviceSource
     private let logger: Logger
@@ -111,8 +112,12 @@ final class DeviceSet {
             logger.debug("ignoring \(path) \"\(device.description.name)\": \(verdict.reason)")
             return  // closed when `device` goes out of scope: non-keyboards cost no wake-ups
         }
-        if grabsKeyboards() && verdict.isKeyboard {
-            do { try device.setGrabbed(true) } catch { logger.warning("cannot grab \(path): \(error.message)") }
+        if verdict.isKeyboard, let reason = grabReason(device.description.name, device.description.id) {
+            do {
+                try device.setGrabbed(true)
+                known[path]?.grabbed = reason
+                logger.info("grabbed \(path) \"\(device.description.name)\": \(reason)")
+            } catch { logger.warning("cannot grab \(path): \(error.message)") }
         }
         let id = DeviceID(nextDevice)
         nextDevice += 1

@@ -104,7 +104,7 @@ public final class KeyboardDaemon {
         devices.deliver = { [unowned self] event in pipeline.process(event, into: &events) }
         devices.publish = { [unowned self] in publish() }
         devices.classify = { [unowned self] description in pipeline.classify(description) }
-        devices.grabsKeyboards = { [unowned self] in loaded.config.devices.grab }
+        devices.grabReason = { [unowned self] in loaded.config.devices.grabReason(name: $0, id: $1) }
     }
 
     private static func makePipeline(_ loaded: Loaded, options: Options) throws -> Pipeline {

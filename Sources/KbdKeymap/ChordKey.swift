@@ -36,6 +36,10 @@ public struct ChordKey: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(word)
     }
 
+    /// The chord with its key's left/right pair (`Ctrl+bracketright` for `Ctrl+bracketleft`);
+    /// nil when the key has none.
+    public var mirrored: ChordKey? { keysym.mirrored.map { ChordKey(modifiers: modifiers, keysym: $0) } }
+
     /// Whether a modifier other than Shift, AltGr or the locks is part of the chord.
     public var hasCommandModifier: Bool { !modifiers.isDisjoint(with: [.ctrl, .alt, .super]) }
 }

@@ -24,6 +24,12 @@ public struct KeyEvent: Sendable {
     public var chord: ChordKey
     /// The produced keysym with consumed modifiers removed (Shift kept for letters), when it differs.
     public var alternateChord: ChordKey?
+    /// The chord of the key at the same position on the US layout, when that key's keysym
+    /// cannot be typed on the active layout with no modifier or Shift alone (`localize`:
+    /// Ctrl and the key that types ü on `de` give `Ctrl+bracketleft`); nil otherwise.
+    public var localizedChord: ChordKey?
+    /// Whether the active layout is written right to left (`mirror`).
+    public var rightToLeft: Bool = false
     /// A modifier or group-switch key (Shift, Control, ISO_Level3_Shift, ISO_Next_Group).
     public var isModifierKey: Bool
     /// Made up by the pipeline (release on detach or after a resync), not read from the device.

@@ -37,6 +37,9 @@ public final class KeyMapper {
 
     private final class DeviceKeyboard {
         let state: XkbState
+        /// `KeyPositions` of the state's keymap: the US keysym per layout and code (a `let`:
+        /// read on every key event without an exclusivity check).
+        let positions: KeyPositions
         let compose: ComposeState?
         /// Keys down, in the order they went down.
         var down: [UInt16] = []
@@ -44,16 +47,18 @@ public final class KeyMapper {
         var sticky: StickyKeys?
         /// The locks sticky keys last put into the xkb state.
         var stickyLockMask: UInt32 = 0
-        init(state: XkbState, compose: ComposeState?, sticky: Bool) {
+        init(state: XkbState, compose: ComposeState?, sticky: Bool, positions: KeyPositions) {
             self.state = state
+            self.positions = positions
             self.compose = compose
             self.sticky = sticky ? StickyKeys() : nil
         }
 
         /// The same keyboard on a new state (another keymap): the keys held stay held,
         /// compose and sticky latches start over.
-        init(moving old: DeviceKeyboard, to state: XkbState) {
+        init(moving old: DeviceKeyboard, to state: XkbState, positions: KeyPositions) {
             self.state = state
+            self.positions = positions
             compose = old.compose
             compose?.reset()
             down = old.down
@@ -72,6 +77,10 @@ public final class KeyMapper {
     public private(set) var lockedLayout: Int?
     private let composeTable: ComposeTable?
     private var devices = DeviceMap<DeviceKeyboard>()
+    /// The US layout, whose key positions `localize` falls back to (compiled when a keymap
+    /// other than plain `us` is first used), and the positions made per keymap.
+    private var reference: XkbKeymap?
+    private var positionsMade: [(keymap: XkbKeymap, positions: KeyPositions)] = []
     public private(set) var counters = Counters()
 
     public init(keymap: XkbKeymap, options: Options = Options()) throws(KeymapError) {
@@ -90,7 +99,7 @@ public final class KeyMapper {
     public func attach(_ device: DeviceID, keymap seatKeymap: XkbKeymap? = nil, layout seatLayout: Int? = nil, sticky: Bool? = nil) throws(KeymapError) {
         devices[device] = DeviceKeyboard(
             state: try XkbState(keymap: seatKeymap ?? keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
-            sticky: sticky ?? stickyKeysOn)
+            sticky: sticky ?? stickyKeysOn, positions: positions(for: seatKeymap ?? keymap))
         let layout = seatKeymap == nil ? lockedLayout : seatLayout
         if let layout { devices[device]?.state.lockLayout(min(max(0, layout), max(0, (seatKeymap ?? keymap).layoutCount - 1))) }
     }
@@ -104,8 +113,9 @@ public final class KeyMapper {
     public func setKeymap(_ keymap: XkbKeymap, layout: Int?) throws(KeymapError) {
         let changed = keymap !== self.keymap
         if changed {
+            let positions = positions(for: keymap)
             for (id, kbd) in devices.entries {
-                devices[id] = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
+                devices[id] = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap), positions: positions)
             }
             self.keymap = keymap
         }
@@ -120,7 +130,8 @@ public final class KeyMapper {
         let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
         for id in ids {
             guard let kbd = devices[id] else { continue }
-            let moved = kbd.state.keymap === keymap ? kbd : DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap))
+            let moved = kbd.state.keymap === keymap ? kbd
+                : DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap), positions: positions(for: keymap))
             devices[id] = moved
             if let layout { moved.state.lockLayout(layout) }
         }
@@ -156,6 +167,40 @@ public final class KeyMapper {
             }
         }
     }
+
+    /// The localized key positions of `keymap` (made once per keymap; never per event).
+    private func positions(for keymap: XkbKeymap) -> KeyPositions {
+        if let made = positionsMade.first(where: { $0.keymap === keymap }) { return made.positions }
+        if KeyPositions.isReference(keymap) {
+            // Nothing to localize (no US keymap compiled); a right-to-left layout still mirrors.
+            let made = KeyPositions(rightToLeftOf: keymap)
+            if positionsMade.count >= 8 { positionsMade.removeFirst() }
+            positionsMade.append((keymap, made))
+            return made
+        }
+        if reference == nil { reference = try? XkbKeymap(context: keymap.context, names: KeymapNames(layout: "us", variant: "", options: "")) }
+        let made = reference.map { KeyPositions(keymap: keymap, reference: $0) } ?? .none
+        // A handful of keymaps at most (the service's, a desktop's per seat): the oldest goes.
+        if positionsMade.count >= 8 { positionsMade.removeFirst() }
+        positionsMade.append((keymap, made))
+        return made
+    }
+
+    /// How `chord` is shown and typed on the mapper's keymap at its locked layout (the
+    /// desktop's active one, else the first): nil when it is typeable as written, else the
+    /// keys it localizes to (`localize`).
+    public func localization(of chord: ChordKey) -> ChordLocalization? {
+        ChordLocalization(chord, keymap: keymap, layout: lockedLayout ?? 0, positions: positions(for: keymap))
+    }
+
+    /// How chords show on the keycaps of the mapper's keymap at its locked layout (the HUD
+    /// and the bar; not on the per-event path).
+    public func keycaps() -> ChordKeycaps {
+        ChordKeycaps(keymap: keymap, layout: lockedLayout ?? 0, positions: positions(for: keymap))
+    }
+
+    /// The positions of `keymap` (the US reference compiled on first need), for `check`.
+    public func keyPositions(_ keymap: XkbKeymap) -> KeyPositions { positions(for: keymap) }
 
     /// Keys the device holds, in press order.
     public func keysDown(_ device: DeviceID) -> [UInt16] { devices[device]?.down ?? [] }
@@ -291,10 +336,7 @@ public final class KeyMapper {
 
         // Chord forms: level one of the active layout, or of the first Latin layout
         // when the active one is not Latin (Ctrl+C on Russian).
-        var chordLayout = layout
-        if layout < keymap.latinLayouts.count, !keymap.latinLayouts[layout], let latin = keymap.firstLatinLayout {
-            chordLayout = latin
-        }
+        let chordLayout = single ? 0 : keymap.chordLayout(active: layout)
         var levelOne = keymap.levelOneKeysym(code: code, layout: chordLayout)
         if levelOne == .noSymbol { levelOne = keysym }
         let chordMods = modifiers.intersection(.chordModifiers)
@@ -333,6 +375,12 @@ public final class KeyMapper {
         event.chord = chord
         event.alternateChord = alternate == chord ? nil : alternate
         event.isModifierKey = isModifierKey
+        // localize and mirror: nothing to read for a keymap with neither (a plain us one).
+        if kbd.positions.isActive {
+            let usKeysym = kbd.positions.localized(code: code, layout: chordLayout)
+            if usKeysym != .noSymbol { event.localizedChord = ChordKey(modifiers: chordMods, keysym: usKeysym) }
+            event.rightToLeft = kbd.positions.rightToLeft(activeLayout)
+        }
         return .key
     }
 

@@ -49,6 +49,41 @@ public struct Keysym: Sendable, Hashable, CustomStringConvertible {
         return isCased && u != 0 && u < 0x250
     }
 
+    /// Letters of a script written right to left: Hebrew, Arabic (and its supplements and
+    /// presentation forms), Syriac, Thaana, N'Ko.
+    public var isRightToLeftLetter: Bool {
+        let u = utf32
+        return (0x0590...0x08FF).contains(u) || (0xFB1D...0xFDFF).contains(u) || (0xFE70...0xFEFF).contains(u)
+    }
+
+    /// The other half of a left/right pair (`[`/`]`, `{`/`}`, `(`/`)`, `<`/`>`, Left/Right, and
+    /// the keypad's arrows), for commands mirrored on right-to-left layouts; nil for any other.
+    public var mirrored: Keysym? {
+        switch rawValue {
+        case 0x5B: return Keysym(0x5D)  // bracketleft → bracketright
+        case 0x5D: return Keysym(0x5B)
+        case 0x7B: return Keysym(0x7D)  // braceleft → braceright
+        case 0x7D: return Keysym(0x7B)
+        case 0x28: return Keysym(0x29)  // parenleft → parenright
+        case 0x29: return Keysym(0x28)
+        case 0x3C: return Keysym(0x3E)  // less → greater
+        case 0x3E: return Keysym(0x3C)
+        case 0xFF51: return Keysym(0xFF53)  // Left → Right
+        case 0xFF53: return Keysym(0xFF51)
+        case 0xFF96: return Keysym(0xFF98)  // KP_Left → KP_Right
+        case 0xFF98: return Keysym(0xFF96)
+        default: return nil
+        }
+    }
+
+    /// What a keycap shows: the character the keysym types, upper-cased (`Ü`, `Ж`, `[`),
+    /// or its name when it types none or a blank (`Return`, `space`, `F4`).
+    public var keycapName: String {
+        let u = uppercased.utf32
+        if u > 0x20, u != 0x7F, !(0x80..<0xA0).contains(u), let scalar = Unicode.Scalar(u) { return String(Character(scalar)) }
+        return ChordKey.keyName(self)
+    }
+
     /// Modifier and group-switching keysyms (Shift_L … Hyper_R, ISO_Level3_Shift,
     /// ISO_Next_Group, …): keys that never form a chord of their own.
     public var isModifier: Bool {

@@ -28,6 +28,12 @@ public final class XkbKeymap: @unchecked Sendable {
     let modifierKeys: Bitmask
     /// Options that matched no rule, which libxkbcommon ignored (it says so in its log).
     public let ignoredOptions: [String]
+    /// For each layout, the keysyms a key types there with no modifier or Shift alone (a chord
+    /// with such a key is typeable as written; one that needs AltGr or a level-3 shift is not).
+    public let plainKeysyms: [Set<UInt32>]
+    /// For each layout, whether it is written right to left (its letter keys give Arabic,
+    /// Hebrew, Syriac, Thaana or N'Ko letters: ara, il, ir, pk, af, iq, sy, mv and variants).
+    public let rightToLeftLayouts: [Bool]
 
     /// Compiles a keymap. The corresponding C function is `xkb_keymap_new_from_names`.
     public init(context: XkbContext, names: KeymapNames) throws(KeymapError) {
@@ -72,6 +78,11 @@ public final class XkbKeymap: @unchecked Sendable {
             return latin * 2 > letterCodes.count
         }
         firstLatinLayout = latinLayouts.firstIndex(of: true)
+        rightToLeftLayouts = (0..<layoutCount).map { layout in
+            let rtl = letterCodes.filter { Keysym(table[layout * 256 + $0]).isRightToLeftLetter }.count
+            return rtl * 2 > letterCodes.count
+        }
+        plainKeysyms = Self.plainKeysyms(keymap, layouts: layoutCount)
 
         let realNames: [(ModifierSet, String)] = [
             (.ctrl, XKB_MOD_NAME_CTRL), (.alt, XKB_MOD_NAME_ALT), (.shift, XKB_MOD_NAME_SHIFT),
@@ -94,6 +105,45 @@ public final class XkbKeymap: @unchecked Sendable {
     }
 
     deinit { xkb_keymap_unref(pointer) }
+
+    /// The keysyms of each layout at the levels reached with no modifier or Shift alone.
+    /// The corresponding C functions are `xkb_keymap_num_levels_for_key`,
+    /// `xkb_keymap_key_get_mods_for_level` and `xkb_keymap_key_get_syms_by_level`.
+    private static func plainKeysyms(_ keymap: OpaquePointer, layouts: Int) -> [Set<UInt32>] {
+        let shiftIndex = xkb_keymap_mod_get_index(keymap, XKB_MOD_NAME_SHIFT)
+        let shift: xkb_mod_mask_t = shiftIndex == XKB_MOD_INVALID ? 0 : 1 << shiftIndex
+        var masks = [xkb_mod_mask_t](repeating: 0, count: 16)
+        return (0..<layouts).map { layout in
+            var plain = Set<UInt32>()
+            for code in 0..<256 {
+                let keycode = xkb_keycode_t(code + 8), l = xkb_layout_index_t(layout)
+                let levels = xkb_keymap_num_levels_for_key(keymap, keycode, l)
+                for level in 0..<levels {
+                    let n = masks.withUnsafeMutableBufferPointer {
+                        xkb_keymap_key_get_mods_for_level(keymap, keycode, l, level, $0.baseAddress, $0.count)
+                    }
+                    // Level one is reached with no modifier even when no mask is listed.
+                    guard level == 0 || masks.prefix(n).contains(where: { $0 & ~shift == 0 }) else { continue }
+                    var syms: UnsafePointer<xkb_keysym_t>?
+                    let count = xkb_keymap_key_get_syms_by_level(keymap, keycode, l, level, &syms)
+                    if count > 0, let syms { for i in 0..<Int(count) { plain.insert(Keysym(syms[i]).lowercased.rawValue) } }
+                }
+            }
+            return plain
+        }
+    }
+
+    /// Whether `keysym` (letters in either case) is typed on `layout` with no modifier or Shift alone.
+    public func typesPlainly(_ keysym: Keysym, layout: Int) -> Bool {
+        layout < plainKeysyms.count && plainKeysyms[layout].contains(keysym.lowercased.rawValue)
+    }
+
+    /// The layout chords are read in while `layout` is active: itself, or the first Latin
+    /// layout when it is not Latin (Ctrl+C on Russian).
+    public func chordLayout(active layout: Int) -> Int {
+        if layout < latinLayouts.count, !latinLayouts[layout], let latin = firstLatinLayout { return latin }
+        return layout
+    }
 
     /// The options of libxkbcommon's `Unrecognized RMLVO option "NAME" was ignored` lines.
     static func ignoredOptions(_ log: [String]) -> [String] {

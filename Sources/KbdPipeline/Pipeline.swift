@@ -47,11 +47,14 @@ public final class Pipeline {
         let seat: String
         /// The seat's index in `seatNames` (0: the default seat), compared on each key.
         let seatIndex: Int
+        /// Name, id and grab, for commands limited to keyboards (`devices = [...]`).
+        let identity: DeviceIdentity
         /// Inside a SYN_DROPPED frame: events are discarded until SYN_REPORT.
         var dropping = false
         var droppedEvents = 0
-        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict, seatIndex: Int) {
+        init(name: String, description: DeviceDescription, verdict: KeyboardClassifier.Verdict, seatIndex: Int, grabbed: Bool) {
             self.name = name
+            identity = DeviceIdentity(name: description.name, id: description.id, grabbed: grabbed)
             self.description = description
             self.verdict = verdict
             self.seat = description.seat
@@ -272,6 +275,12 @@ public final class Pipeline {
         try mapper.setKeymap(keymap ?? baseKeymap, layout: keymap == nil ? nil : layout)
     }
 
+    /// How chords show on the keycaps of `seat`'s keymap and active layout (the HUD, the bar).
+    public func keycaps(seat: String) -> ChordKeycaps {
+        guard let reading = seatKeymaps[seat] else { return mapper.keycaps() }
+        return ChordKeycaps(keymap: reading.keymap, layout: reading.layout ?? 0, positions: mapper.keyPositions(reading.keymap))
+    }
+
     /// Maps `seat`'s keyboards with `keymap` and `layout` locked (nil: the service's own
     /// again); the other seats' keyboards are read as before.
     public func setKeymap(_ keymap: XkbKeymap?, layout: Int?, seat: String) throws(KeymapError) {
@@ -376,7 +385,7 @@ public final class Pipeline {
     /// The HUD's view for the system table (the daemon completes it for each reader).
     public func hudView(pending: HudState.Pending?) -> Discoverability.View {
         Discoverability.View(pending: pending, sources: [Discoverability.Source(table: router.table, scopes: router.activeScopes,
-                                                                                textInput: router.textInputActive)])
+                                                                                textInput: router.textInputActive, keycaps: mapper.keycaps())])
     }
 
     /// The seat whose keyboard last drove the HUD: only the user active there (and
@@ -435,7 +444,10 @@ public final class Pipeline {
             advance(to: time, into: &out)
             let verdict = given ?? classify(description)
             if let old = devices[id], old.dropping { droppingDevices -= 1 }
-            devices[id] = Device(name: description.name, description: description, verdict: verdict, seatIndex: seatIndex(description.seat))
+            let dedicated = options.deviceFilter.dedicated(name: description.name, id: description.id)
+            let grabbed = verdict.isKeyboard && dedicated?.grab == true
+            devices[id] = Device(name: description.name, description: description, verdict: verdict, seatIndex: seatIndex(description.seat),
+                                 grabbed: grabbed)
             out.append(.attach(time: time, device: description.name, keyboard: verdict.isKeyboard,
                                integration: verdict.isKeyboard ? verdict.integration : nil,
                                integrationReason: verdict.isKeyboard ? verdict.integrationReason : nil))
@@ -443,7 +455,8 @@ public final class Pipeline {
                 // A seat whose session claimed how keys are read reads this keyboard so too.
                 let reading = seatKeymaps[description.seat]
                 try? mapper.attach(id, keymap: reading?.keymap, layout: reading?.layout, sticky: seatSticky[description.seat])
-                if let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {
+                // A grabbed pad is no keyboard the user types on, unless `presence = true` says so.
+                if !grabbed || dedicated?.presence == true, let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {
                     emitPresence(present, reason, at: time, into: &out)
                 }
             } else if verdict.isSwitch, let (present, reason) = presence.setSwitches(id, description.switchStates, at: time) {
@@ -558,7 +571,7 @@ public final class Pipeline {
         // Emptied only when not empty: removeAll is a generic replaceSubrange call (~80
         // instructions) even on an empty array, once per key event.
         if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
-        router.handle(key, into: &routerOutputs)
+        router.handle(key, on: source.identity, into: &routerOutputs)
         var systemTook = router.isPending
         for output in routerOutputs {
             switch output {
@@ -593,7 +606,7 @@ public final class Pipeline {
                 continue
             }
             if !routerOutputs.isEmpty { routerOutputs.removeAll(keepingCapacity: true) }
-            userRouters[i].router.handle(key, into: &routerOutputs)
+            userRouters[i].router.handle(key, on: source.identity, into: &routerOutputs)
             let owner = userRouters[i].owner
             for output in routerOutputs {
                 switch output {

@@ -102,6 +102,10 @@ struct CheckCommand: ParsableCommand {
             if let hud = ConfigLoader.hudSummary(loaded) {
                 stdout.write(hud.escapingControlCharacters + "\n")
             }
+            // localize and mirror: which chords fire from another key on this keymap, and why.
+            for note in ConfigLoader.localizationNotes(table, keymap: keymap) {
+                stdout.write("Note: \(note.description.escapingControlCharacters)\n")
+            }
             try stdout.flush()
         }
     }

@@ -5,6 +5,7 @@ import KbdControl
 import KbdConfig
 import KbdSystem
 import KbdCommands
+import KbdKeymap
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,6 +41,8 @@ struct CommandsCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Active scopes, most specific first, comma-separated.", valueName: "scopes"))
     var scope: String?
 
+    @OptionGroup var keymapOptions: KeymapOptions
+
     @Option(help: ArgumentHelp("Output format: text or json.", valueName: "format"))
     var format: OutputFormat = .text
 
@@ -60,7 +63,10 @@ struct CommandsCommand: ParsableCommand {
         try withErrorReporting {
             let config = try ConfigLoader.load(ConfigOption.files(config))
             let stdout = FileOutput.standardOutput()
-            let listing = CommandListing(table: config.table, activeScopes: scope.map { splitList($0) })
+            // Chords as the keymap's keycaps show them (localize, mirror), at its first layout.
+            let keymap = try keymapOptions.keymapWithSource(config: config, environment: ProcessEnvironment.current()).keymap
+            let keycaps = try KeyMapper(keymap: keymap).keycaps()
+            let listing = CommandListing(table: config.table, activeScopes: scope.map { splitList($0) }, keycaps: keycaps)
             stdout.write(format == .json ? listing.json() : listing.text())
             try stdout.flush()
         }

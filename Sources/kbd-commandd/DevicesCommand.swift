@@ -20,6 +20,8 @@ struct DevicesCommand: ParsableCommand {
             with the reason. Devices with a lid or tablet-mode switch are switches: the service reads \
             them for presence, never as keyboards. [devices] include/exclude and \
             internal/external/virtual in the config (names or vendor:product) override the verdicts. \
+            The vendor:product after "bus" is what a command's devices = [...] and a [[device]]'s \
+            match name; a keyboard the service grabs says so and why. \
             With FILE arguments, classifies evemu recordings' device descriptions instead of live nodes.
 
             Examples:
@@ -40,6 +42,14 @@ struct DevicesCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Output format: text or json.", valueName: "format"))
     var format: OutputFormat = .text
 
+    /// A device's row: its verdict, and whether the service would grab it and why.
+    static func row(path: String, _ d: DeviceDescription, _ filter: DeviceFilter) -> DeviceRow {
+        let verdict = KeyboardClassifier.classify(d, filter: filter)
+        var row = DeviceRow(path: path, name: d.name, inputID: d.id, verdict: verdict)
+        if verdict.isKeyboard { row.grabbed = filter.grabReason(name: d.name, id: d.id) }
+        return row
+    }
+
     func run() throws {
         try withErrorReporting {
             let config = try configOption.load()
@@ -51,7 +61,7 @@ struct DevicesCommand: ParsableCommand {
                 for path in nodes {
                     do {
                         let d = try source.open(path).description
-                        rows.append(DeviceRow(path: path, name: d.name, inputID: d.id, verdict: KeyboardClassifier.classify(d, filter: config.devices)))
+                        rows.append(Self.row(path: path, d, config.devices))
                     } catch {
                         rows.append(DeviceRow(path: path, name: "", error: (error as? SystemError)?.message ?? "\(error)"))
                     }
@@ -60,7 +70,7 @@ struct DevicesCommand: ParsableCommand {
                 for path in files {
                     let reader = try EvemuReader(path: path)
                     let d = reader.description ?? .genericKeyboard(name: path)
-                    rows.append(DeviceRow(path: path, name: d.name, inputID: d.id, verdict: KeyboardClassifier.classify(d, filter: config.devices)))
+                    rows.append(Self.row(path: path, d, config.devices))
                 }
             }
             let out = FileOutput.standardOutput()
@@ -69,6 +79,7 @@ struct DevicesCommand: ParsableCommand {
                     out.write(row.jsonValue.serialized() + "\n")
                 } else if let verdict = row.verdict {
                     out.write("\(row.path.escapingControlCharacters)  \"\(row.name.escapingControlCharacters)\"  \(row.inputID?.description ?? "")\n    \(verdict)\n")
+                    if let grabbed = row.grabbed { out.write("    grabbed by the service: \(grabbed)\n") }
                 } else {
                     out.write("\(row.path.escapingControlCharacters)  cannot open: \((row.error ?? "?").escapingControlCharacters)\n")
                 }

@@ -116,6 +116,11 @@ struct MonitorCommand: ParsableCommand {
                 case .attached(let id, let device):
                     pipeline.process(.attached(id, device.description, verdict: pipeline.classify(device.description), time: monotonicNow()), into: &events)
                     stderr.write("watching \(device.path) \"\(device.description.name.escapingControlCharacters)\"\n")
+                    // The service grabs it (monitor does not): its keys reach no window and run only its own commands.
+                    let d = device.description
+                    if let why = pipeline.options.deviceFilter.grabReason(name: d.name, id: d.id), pipeline.classify(d).isKeyboard {
+                        stderr.write("  the service grabs it (\(why.escapingControlCharacters)): its keys reach no window and run only the commands with its devices\n")
+                    }
                 case .input(let id, let input):
                     for e in input { pipeline.process(.input(id, e), into: &events) }
                 case .resynchronized(let id, let keys):

@@ -110,7 +110,7 @@ struct ConfigLoaderTests {
          id = "a"
          keys = "Ctrl+S"
          colour = "red"
-         """, ["c.toml:4: unknown key 'colour' in [[command]]; expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action"]),
+         """, ["c.toml:4: unknown key 'colour' in [[command]]; expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action, localize, mirror, devices"]),
         ("""
          [[command]]
          id = "a"
@@ -134,7 +134,7 @@ struct ConfigLoaderTests {
         ("""
          [keybindings]
          a = 1
-         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar]"]),
+         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]]"]),
         ("""
          [[command]]
          id = "a

@@ -43,9 +43,9 @@ import Testing
         ("[keymap]\nlayoutt = \"us\"\n",
          "k.toml:2: unknown key 'keymap.layoutt' (did you mean 'layout'?); expected rules, model, layout, variant or options"),
         ("[[command]]\nid = \"a\"\ntitel = \"A\"\nkeys = \"Ctrl+A\"\n",
-         "k.toml:3: unknown key 'titel' in [[command]] (did you mean 'title'?); expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action"),
+         "k.toml:3: unknown key 'titel' in [[command]] (did you mean 'title'?); expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action, localize, mirror, devices"),
         ("[keymapp]\nlayout = \"us\"\n",
-         "k.toml:1: unknown section 'keymapp' (did you mean 'keymap'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar]"),
+         "k.toml:1: unknown section 'keymapp' (did you mean 'keymap'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]]"),
         ("[devices]\ngrap = true\n",
          "k.toml:2: unknown key 'devices.grap' (did you mean 'grab'?); expected include, exclude, internal, external, virtual or grab"),
     ])
