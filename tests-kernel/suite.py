@@ -97,6 +97,23 @@ def daemon_cmd(binary, extra=""):
     return "%s %s run --config /tmp/c.toml --socket /tmp/k.sock %s" % (AS_USER, binary, extra)
 
 
+def vdev_scenario(name, script_text, config_name, config_text):
+    """A throwaway folder with tests-kernel/vdev.c built for the guest, the scenario's vdev
+    script (NAME.vdev) and its config (CONFIG_NAME, 0644): the three paths."""
+    tmp = tempfile.mkdtemp(prefix="kbd-%s-" % name)
+    vdev = os.path.join(tmp, "vdev")
+    cc = subprocess.run(["cc", "-O2", "-Wall", "-o", vdev, os.path.join(ROOT, "tests-kernel", "vdev.c")],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if cc.returncode != 0:
+        raise RuntimeError("cannot build tests-kernel/vdev.c: " + cc.stdout[-2000:])
+    script = os.path.join(tmp, name + ".vdev")
+    open(script, "w").write(script_text)
+    cfg = os.path.join(tmp, config_name)
+    open(cfg, "w").write(config_text)
+    os.chmod(cfg, 0o644)
+    return vdev, script, cfg
+
+
 def t_chords(binary, files):
     keys = r"""
 waitfor /ready: 3 commands, 1 keyboards/ 30s
@@ -383,17 +400,7 @@ waitfor /UNPLUG-USB-NOW/ 60s
 unplug kbd2
 waitfor /VIRTUAL-DONE/ 60s
 """
-    tmp = tempfile.mkdtemp(prefix="kbd-virtual-")
-    vdev = os.path.join(tmp, "vdev")
-    cc = subprocess.run(["cc", "-O2", "-Wall", "-o", vdev, os.path.join(ROOT, "tests-kernel", "vdev.c")],
-                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if cc.returncode != 0:
-        raise RuntimeError("cannot build tests-kernel/vdev.c: " + cc.stdout[-2000:])
-    script = os.path.join(tmp, "virtual.vdev")
-    open(script, "w").write(VIRTUAL_SCRIPT % {"as_user": AS_USER, "binary": binary})
-    cfg = os.path.join(tmp, "p.toml")
-    open(cfg, "w").write(VIRTUAL_CONFIG)
-    os.chmod(cfg, 0o644)
+    vdev, script, cfg = vdev_scenario("virtual", VIRTUAL_SCRIPT % {"as_user": AS_USER, "binary": binary}, "p.toml", VIRTUAL_CONFIG)
     sh = ("VDEV_LOG=/tmp/d.log %s /tmp/virtual.vdev; echo VDEV-EXIT=$?; cat /tmp/d.log; echo STATE:; cat /tmp/state.log;"
           " echo DEVICES:; cat /tmp/devices.log") % vdev
     i = run_vm("virtual", keys, sh, files + [vdev, "%s:/tmp/virtual.vdev" % script, "%s:/tmp/p.toml" % cfg],
@@ -464,17 +471,7 @@ echo GRAB-DONE
 
 
 def t_grab(binary, files):
-    tmp = tempfile.mkdtemp(prefix="kbd-grab-")
-    vdev = os.path.join(tmp, "vdev")
-    cc = subprocess.run(["cc", "-O2", "-Wall", "-o", vdev, os.path.join(ROOT, "tests-kernel", "vdev.c")],
-                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if cc.returncode != 0:
-        raise RuntimeError("cannot build tests-kernel/vdev.c: " + cc.stdout[-2000:])
-    script = os.path.join(tmp, "grab.vdev")
-    open(script, "w").write(GRAB_SCRIPT % {"as_user": AS_USER, "binary": binary})
-    cfg = os.path.join(tmp, "g.toml")
-    open(cfg, "w").write(GRAB_CONFIG)
-    os.chmod(cfg, 0o644)
+    vdev, script, cfg = vdev_scenario("grab", GRAB_SCRIPT % {"as_user": AS_USER, "binary": binary}, "g.toml", GRAB_CONFIG)
     sh = ("VDEV_LOG=/tmp/d.log %s /tmp/grab.vdev; echo VDEV-EXIT=$?; cat /tmp/d.log; echo PAD-READ:; cat /tmp/pad.read;"
           " echo BOARD-READ:; cat /tmp/board.read; echo READ-END") % vdev
     i = run_vm("grab", "waitfor /GRAB-DONE/ 90s\n", sh, files + [vdev, "%s:/tmp/grab.vdev" % script, "%s:/tmp/g.toml" % cfg],

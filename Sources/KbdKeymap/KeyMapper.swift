@@ -77,10 +77,6 @@ public final class KeyMapper {
     public private(set) var lockedLayout: Int?
     private let composeTable: ComposeTable?
     private var devices = DeviceMap<DeviceKeyboard>()
-    /// The US layout, whose key positions `localize` falls back to (compiled when a keymap
-    /// other than plain `us` is first used), and the positions made per keymap.
-    private var reference: XkbKeymap?
-    private var positionsMade: [(keymap: XkbKeymap, positions: KeyPositions)] = []
     public private(set) var counters = Counters()
 
     public init(keymap: XkbKeymap, options: Options = Options()) throws(KeymapError) {
@@ -169,22 +165,7 @@ public final class KeyMapper {
     }
 
     /// The localized key positions of `keymap` (made once per keymap; never per event).
-    private func positions(for keymap: XkbKeymap) -> KeyPositions {
-        if let made = positionsMade.first(where: { $0.keymap === keymap }) { return made.positions }
-        if KeyPositions.isReference(keymap) {
-            // Nothing to localize (no US keymap compiled); a right-to-left layout still mirrors.
-            let made = KeyPositions(rightToLeftOf: keymap)
-            if positionsMade.count >= 8 { positionsMade.removeFirst() }
-            positionsMade.append((keymap, made))
-            return made
-        }
-        if reference == nil { reference = try? XkbKeymap(context: keymap.context, names: KeymapNames(layout: "us", variant: "", options: "")) }
-        let made = reference.map { KeyPositions(keymap: keymap, reference: $0) } ?? .none
-        // A handful of keymaps at most (the service's, a desktop's per seat): the oldest goes.
-        if positionsMade.count >= 8 { positionsMade.removeFirst() }
-        positionsMade.append((keymap, made))
-        return made
-    }
+    private func positions(for keymap: XkbKeymap) -> KeyPositions { keymap.keyPositions }
 
     /// How `chord` is shown and typed on the mapper's keymap at its locked layout (the
     /// desktop's active one, else the first): nil when it is typeable as written, else the

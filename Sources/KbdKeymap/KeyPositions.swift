@@ -42,6 +42,15 @@ public struct KeyPositions: Sendable {
         isActive = table.contains { $0 != 0 } || rightToLeftLayouts.contains(true)
     }
 
+    /// The positions of `keymap`: none to localize when every layout chords are read in is the
+    /// US layout itself (no US keymap compiled; a right-to-left layout still mirrors), else
+    /// against the US reference, compiled in the keymap's context (none if it cannot be).
+    static func make(for keymap: XkbKeymap) -> KeyPositions {
+        if isReference(keymap) { return KeyPositions(rightToLeftOf: keymap) }
+        guard let reference = try? XkbKeymap(context: keymap.context, names: KeymapNames(layout: "us", variant: "", options: "")) else { return .none }
+        return KeyPositions(keymap: keymap, reference: reference)
+    }
+
     /// Whether every layout chords are read in is the US layout itself (`us` with no variant:
     /// `us`, `us,ru`, `us,ara`): nothing to localize, and no US keymap to compile for it.
     static func isReference(_ keymap: XkbKeymap) -> Bool {

@@ -1,6 +1,9 @@
 import KbdCore
 import KbdSystem
 import CXkb
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Owns one compiled `struct xkb_keymap` plus what the pipeline precomputes
 /// from it once, so no per-event lookup goes by name: the modifier masks of
@@ -34,6 +37,11 @@ public final class XkbKeymap: @unchecked Sendable {
     /// For each layout, whether it is written right to left (its letter keys give Arabic,
     /// Hebrew, Syriac, Thaana or N'Ko letters: ara, il, ir, pk, af, iq, sy, mv and variants).
     public let rightToLeftLayouts: [Bool]
+    /// The key positions `localize` and `mirror` read (KeyPositions), made on first need and
+    /// kept with the keymap, so every mapper of this keymap shares them: a keymap other than a
+    /// plain `us` compiles the US reference once, not once per mapper.
+    public var keyPositions: KeyPositions { positionsOnce.value { KeyPositions.make(for: self) } }
+    private let positionsOnce = Once<KeyPositions>()
 
     /// Compiles a keymap. The corresponding C function is `xkb_keymap_new_from_names`.
     public init(context: XkbContext, names: KeymapNames) throws(KeymapError) {
@@ -198,5 +206,25 @@ private func withRuleNames<R>(_ names: KeymapNames, _ body: (UnsafePointer<xkb_r
                 }
             }
         }
+    }
+}
+
+/// A value made once, on first need, by whichever thread asks first (a keymap is shared by
+/// the service's threads and by tests running in parallel).
+final class Once<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `made` is read and written only with `lock` held.
+    private var lock = pthread_mutex_t()
+    private var made: Value?
+
+    init() { pthread_mutex_init(&lock, nil) }
+    deinit { pthread_mutex_destroy(&lock) }
+
+    func value(_ make: () -> Value) -> Value {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        if let made { return made }
+        let value = make()
+        made = value
+        return value
     }
 }

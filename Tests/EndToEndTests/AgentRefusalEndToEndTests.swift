@@ -34,27 +34,9 @@ struct AgentRefusalEndToEndTests {
     /// A real agent against a socket that accepts and closes at once (what the service does to
     /// another user without --user-agents): one WARNING in seconds of retries, no "lost the service".
     @Test func theAgentExplainsARefusalOnce() throws {
-        var template = Array("/tmp/kbd-e2e-refuse-XXXXXX".utf8CString)
-        _ = mkdtemp(&template)
-        let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let path = dir + "/socket"
-        let listener = try UnixSocketAddress.streamSocket(nonBlocking: true)
-        try UnixSocketAddress(path: path).bind(listener)
-        listen(listener, 16)
-        let config = dir + "/config.toml"
-        let f = fopen(config, "w")
-        fputs("[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n", f)
-        fclose(f)
-        chmod(config, 0o600)
-        let agent = RunningTool(["agent", "--socket", path, "--config", config],
-                                environment: ["LANG": "en_US.UTF-8", "HOME": dir, "XDG_RUNTIME_DIR": dir, "PATH": "/usr/bin:/bin"])
-        defer {
-            agent.signal(SIGTERM)
-            _ = agent.wait()
-            close(listener)
-            for name in ["socket", "config.toml"] { unlink(dir + "/" + name) }
-            rmdir(dir)
-        }
+        let standIn = try StandInService(prefix: "refuse", config: "[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n")
+        let (agent, listener) = (standIn.agent, standIn.listener)
+        defer { standIn.stop() }
         var refused = 0
         // Retries at 0.1, 0.2, 0.4, 0.8, 1.6 s after the agent is up; up to 15 s for it to start
         // (a sanitizer's build starts slowly), then 0.5 s more for a second warning to show.
@@ -76,27 +58,9 @@ struct AgentRefusalEndToEndTests {
     /// service goes away after answering, the agent says so once, comes back on its backoff,
     /// and sends its subscription and its table again on the new connection.
     @Test func theAgentSubscribesAndRegistersAgainAfterTheServiceCameBack() throws {
-        var template = Array("/tmp/kbd-e2e-again-XXXXXX".utf8CString)
-        _ = mkdtemp(&template)
-        let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let path = dir + "/socket"
-        let listener = try UnixSocketAddress.streamSocket(nonBlocking: true)
-        try UnixSocketAddress(path: path).bind(listener)
-        listen(listener, 16)
-        let config = dir + "/config.toml"
-        let f = fopen(config, "w")
-        fputs("[bar]\nenabled = false\n\n[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n", f)
-        fclose(f)
-        chmod(config, 0o600)
-        let agent = RunningTool(["agent", "--socket", path, "--config", config],
-                                environment: ["LANG": "en_US.UTF-8", "HOME": dir, "XDG_RUNTIME_DIR": dir, "PATH": "/usr/bin:/bin"])
-        defer {
-            agent.signal(SIGTERM)
-            _ = agent.wait()
-            close(listener)
-            for name in ["socket", "config.toml"] { unlink(dir + "/" + name) }
-            rmdir(dir)
-        }
+        let standIn = try StandInService(prefix: "again", config: "[bar]\nenabled = false\n\n[[command]]\nid = \"t\"\nkeys = \"Ctrl+Alt+T\"\nrun = [\"true\"]\n")
+        let (agent, listener, path) = (standIn.agent, standIn.listener, standIn.path)
+        defer { standIn.stop() }
         var connections: [[String]] = []
         for round in 0..<2 {
             var fd: Int32 = -1
@@ -135,5 +99,39 @@ struct AgentRefusalEndToEndTests {
             bytes += buffer[0..<n]
         }
         return bytes.split(separator: 10).prefix(count).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// A listening socket in a fresh folder standing in for the service, and a real agent pointed
+/// at it with `config` (0600); `stop()` ends the agent and removes both.
+struct StandInService {
+    let dir: String
+    let path: String
+    let listener: Int32
+    let agent: RunningTool
+
+    init(prefix: String, config text: String) throws {
+        var template = Array("/tmp/kbd-e2e-\(prefix)-XXXXXX".utf8CString)
+        _ = mkdtemp(&template)
+        dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        path = dir + "/socket"
+        listener = try UnixSocketAddress.streamSocket(nonBlocking: true)
+        try UnixSocketAddress(path: path).bind(listener)
+        listen(listener, 16)
+        let config = dir + "/config.toml"
+        let f = fopen(config, "w")
+        fputs(text, f)
+        fclose(f)
+        chmod(config, 0o600)
+        agent = RunningTool(["agent", "--socket", path, "--config", config],
+                            environment: ["LANG": "en_US.UTF-8", "HOME": dir, "XDG_RUNTIME_DIR": dir, "PATH": "/usr/bin:/bin"])
+    }
+
+    func stop() {
+        agent.signal(SIGTERM)
+        _ = agent.wait()
+        close(listener)
+        for name in ["socket", "config.toml"] { unlink(dir + "/" + name) }
+        rmdir(dir)
     }
 }
