@@ -57,7 +57,11 @@ import Glibc
         let swapped = text.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.contains(right) ? "    " + wrong : String($0) }.joined(separator: "\n")
         #expect(swapped.contains(wrong))
-        let path = "/tmp/kbd-shim-\(getpid()).h"
+        // One file per case: the cases run in parallel, and with one path for all three another
+        // case's open (O_TRUNC) could empty the file just before it was compiled, and an empty
+        // file compiles (CXcb's case "compiled" so under ASan's timing in a CI rehearsal).
+        let module = shim.split(separator: "/").dropLast().last.map(String.init) ?? "shim"
+        let path = "/tmp/kbd-shim-\(getpid())-\(module).h"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         try #require(fd >= 0)
         _ = swapped.withCString { write(fd, $0, strlen($0)) }
