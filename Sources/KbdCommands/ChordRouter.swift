@@ -8,8 +8,9 @@ public struct ChordRouter: Sendable {
     public enum Output: Sendable, Equatable {
         /// A chord with Ctrl, Alt or Super (the only chords that are logged).
         case chord(time: EventTime, device: DeviceID, chord: ChordKey)
-        /// A command fired; `chord` is the chord that completed it.
-        case command(time: EventTime, device: DeviceID, command: Command, chord: ChordKey)
+        /// A command fired; `chord` is the chord that completed it, `phase` when (`press`
+        /// for every command without phases).
+        case command(time: EventTime, device: DeviceID, command: Command, chord: ChordKey, phase: KeyPhase = .press)
         /// A sequence prefix was typed and is waiting for its next chord.
         case sequencePending(time: EventTime, deadline: EventTime)
         /// A pending sequence was cancelled by another chord, a timeout or a detach.
@@ -34,8 +35,10 @@ public struct ChordRouter: Sendable {
     public private(set) var table: CommandTable
     public private(set) var activeScopes: [String]
     public var textInputActive: Bool
-    private var roots: [Int]
-    private var pending: Pending?
+    private(set) var roots: [Int]
+    private var pending: Pending? { didSet { updateDeadline() } }
+    /// What keys that fired commands still have to do (only for a table with phases).
+    var phases = KeyPhases()
 
     public init(table: CommandTable, scopes: [String] = [], textInputActive: Bool = false) {
         self.table = table
@@ -44,22 +47,36 @@ public struct ChordRouter: Sendable {
         self.roots = table.resolve(scopes: scopes)
     }
 
+    /// Keeps `nextDeadline` (read for every event) up to date: a pending sequence's timeout
+    /// or, in a table with phases, a hold's.
+    mutating func updateDeadline() {
+        guard table.hasPhases, let hold = phases.nextDeadline else {
+            nextDeadline = pending?.deadline
+            return
+        }
+        nextDeadline = pending.map { min($0.deadline, hold) } ?? hold
+    }
+
     /// Sets the active scopes, most specific first (`global` is always last).
     public mutating func setScopes(_ scopes: [String]) {
         activeScopes = scopes
         roots = table.resolve(scopes: scopes)
         pending = nil
+        phases.lone = nil
     }
 
     /// Replaces the table (config reload); a pending sequence is dropped.
     public mutating func replaceTable(_ newTable: CommandTable) {
         table = newTable
         roots = newTable.resolve(scopes: activeScopes)
+        // Held keys point into the old table: they fire nothing more.
+        phases = KeyPhases()
         pending = nil
     }
 
-    /// When the pending sequence times out, if one is pending.
-    public var nextDeadline: EventTime? { pending?.deadline }
+    /// When the pending sequence times out or a held chord's `hold_ms` is reached (kept,
+    /// not computed: the pipeline reads it for every event).
+    public private(set) var nextDeadline: EventTime?
 
     /// Whether a sequence prefix is waiting for its next chord.
     public var isPending: Bool { pending != nil }
@@ -82,6 +99,7 @@ public struct ChordRouter: Sendable {
             pending = nil
             out.append(.sequenceCancelled(time: p.deadline, reason: .timeout))
         }
+        if table.hasPhases, let due = phases.nextDeadline, due <= time { expirePhases(at: time, into: &out) }
     }
 
     /// Cancels a pending sequence started on `device` (it went away).
@@ -90,11 +108,14 @@ public struct ChordRouter: Sendable {
             pending = nil
             out.append(.sequenceCancelled(time: time, reason: .detach))
         }
+        if !phases.isEmpty { detachPhases(device, at: time, into: &out) }
     }
 
     /// Routes one key event.
     public mutating func handle(_ key: KeyEvent, into out: inout [Output]) {
         expire(at: key.time, into: &out)
+        // A table with phases sees releases, repeats and modifier keys first (one test for the others).
+        if table.hasPhases, key.state != .press || key.isModifierKey || !phases.isEmpty, phaseKey(key, into: &out) { return }
         guard key.state != .release, !key.isModifierKey else { return }
         if key.state == .press, key.chord.hasCommandModifier {
             out.append(.chord(time: key.time, device: key.device, chord: key.chord))
@@ -104,7 +125,7 @@ public struct ChordRouter: Sendable {
             if pending == nil, let (index, chord) = match(key, roots: roots), table.commands[index].repeat,
                 !table.commands[index].isSequence
             {
-                out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
+                out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord, phase: .repeat))
             }
             return
         }
@@ -126,7 +147,10 @@ public struct ChordRouter: Sendable {
 
     private mutating func advance(to node: Int, key: KeyEvent, chord: ChordKey, prefix: [ChordKey], scope: String? = nil, root: Int? = nil,
                                   into out: inout [Output]) {
-        if let index = table.nodes[node].command {
+        if table.hasPhases, table.nodes[node].isPhased {
+            pending = nil
+            pressPhased(node: node, key: key, chord: chord, into: &out)
+        } else if let index = table.nodes[node].command {
             pending = nil
             out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
         } else {
@@ -161,7 +185,7 @@ public struct ChordRouter: Sendable {
         return blockedByTextInput(key, command) ? nil : (child, chord)
     }
 
-    private func match(_ key: KeyEvent, roots: [Int]) -> (Int, ChordKey)? {
+    func match(_ key: KeyEvent, roots: [Int]) -> (Int, ChordKey)? {
         for root in roots {
             if let (child, chord) = step(from: root, key), let index = table.nodes[child].command { return (index, chord) }
         }

@@ -15,11 +15,22 @@ public struct CommandTable: Sendable {
     struct Node: Sendable {
         var command: Int?
         var children: [ChordKey: Int] = [:]
+        /// A `hold_ms` command on this chord (beside `command`, which then fires at an
+        /// early release).
+        var holdCommand: Int?
+        /// Whether reaching it takes the key phases' path (a hold, or a command with phases).
+        var isPhased = false
+        var anyCommand: Int? { command ?? holdCommand }
     }
 
     /// Trie nodes of every scope; `roots[scope]` is that scope's root.
     let nodes: [Node]
     let roots: [String: Int]
+    /// Tap commands (a modifier alone), by the root of their scope.
+    let taps: [Int: [HudSettings.HoldModifier: Int]]
+    /// Whether any command uses a key phase: without, the router never looks at releases.
+    public let hasPhases: Bool
+    let hasTaps: Bool
     /// One bit per hash of every chord in the table, 16 bits per chord or more (at least
     /// 1,024, at most 2^20): a key whose chord's bit is clear is bound nowhere, and the
     /// router skips the dictionary lookups (SipHash, ~100 instructions each) for most typed
@@ -61,6 +72,7 @@ public struct CommandTable: Sendable {
         }
         var nodes: [Node] = []
         var roots: [String: Int] = [:]
+        var taps: [Int: [HudSettings.HoldModifier: Int]] = [:]
         for (index, c) in commands.enumerated() {
             let root: Int
             if let r = roots[c.scope] { root = r } else {
@@ -68,11 +80,21 @@ public struct CommandTable: Sendable {
                 nodes.append(Node())
                 roots[c.scope] = root
             }
+            if let modifier = c.tapModifier {
+                // A modifier alone is no chord of the trie: the router asks `taps` at its release.
+                if let other = taps[root]?[modifier].map({ commands[$0] }) {
+                    problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is already bound to command '\(other.id)' at \(other.location) in scope '\(c.scope)'"))
+                } else {
+                    taps[root, default: [:]][modifier] = index
+                }
+                continue
+            }
+            let isHold = c.holdMilliseconds != nil
             var at = root
             var conflict = false
             for (step, chord) in c.keys.enumerated() {
                 let last = step == c.keys.count - 1
-                if let existing = nodes[at].command {
+                if let existing = nodes[at].anyCommand {
                     let other = commands[existing]
                     problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) extends the chord '\(other.keysText)' of command '\(other.id)' at \(other.location) in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix"))
                     conflict = true
@@ -81,14 +103,14 @@ public struct CommandTable: Sendable {
                 if let child = nodes[at].children[chord] {
                     at = child
                     if last {
-                        if let existing = nodes[at].command {
+                        if let existing = isHold ? nodes[at].holdCommand : nodes[at].command {
                             let other = commands[existing]
                             problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is already bound to command '\(other.id)' at \(other.location) in scope '\(c.scope)'"))
-                        } else {
+                        } else if !nodes[at].children.isEmpty {
                             let other = firstCommand(below: at, nodes: nodes).map { commands[$0] }
                             problems.append(Conflict(location: c.location, message: "'\(c.keysText)' (\(c.id)) is a prefix of the sequence '\(other?.keysText ?? "?")' of command '\(other?.id ?? "?")' at \(other?.location.description ?? "?") in scope '\(c.scope)'; a chord cannot be both a command and a sequence prefix"))
                         }
-                        conflict = true
+                        conflict = !(nodes[at].children.isEmpty && (isHold ? nodes[at].holdCommand : nodes[at].command) == nil)
                     }
                 } else {
                     let child = nodes.count
@@ -97,7 +119,10 @@ public struct CommandTable: Sendable {
                     at = child
                 }
             }
-            if !conflict { nodes[at].command = index }
+            if !conflict {
+                if isHold { nodes[at].holdCommand = index } else { nodes[at].command = index }
+                if isHold || c.hasPhases { nodes[at].isPhased = true }
+            }
         }
         guard problems.isEmpty else { throw ConflictList(conflicts: problems) }
         let edges = nodes.reduce(0) { $0 + $1.children.count }
@@ -113,6 +138,9 @@ public struct CommandTable: Sendable {
         chordFilter = filter
         chordFilterShift = 64 - log2Bits
         self.commands = commands
+        self.taps = taps
+        self.hasTaps = !taps.isEmpty
+        self.hasPhases = commands.contains { $0.hasPhases }
         self.nodes = nodes
         self.roots = roots
         self.sequenceTimeoutMilliseconds = sequenceTimeoutMilliseconds
@@ -143,7 +171,7 @@ public struct CommandTable: Sendable {
 }
 
 private func firstCommand(below node: Int, nodes: [CommandTable.Node]) -> Int? {
-    if let c = nodes[node].command { return c }
+    if let c = nodes[node].anyCommand { return c }
     for child in nodes[node].children.values { if let c = firstCommand(below: child, nodes: nodes) { return c } }
     return nil
 }

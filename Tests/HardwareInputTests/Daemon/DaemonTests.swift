@@ -126,7 +126,7 @@ final class DaemonHarness {
     var commandIDs: [String] {
         events.compactMap {
             switch $0 {
-            case .command(_, _, let c, _), .ownedCommand(_, _, _, let c, _): return c.id
+            case .command(_, _, let c, _, _), .ownedCommand(_, _, _, let c, _, _): return c.id
             default: return nil
             }
         }
