@@ -28,7 +28,8 @@ extension ConfigLoader {
         let names = keymap.names
         let described = [names.rules, names.model, names.layout].compactMap { $0 }.joined(separator: "/")
         var out: [ConfigError.Problem] = []
-        for c in table.commands {
+        // A modifier alone (a tap) is a modifier key, which every keymap has.
+        for c in table.commands where c.tapModifier == nil {
             guard let missing = c.keys.first(where: { !chords.contains($0) }) else { continue }
             let key = ChordKey.keyName(missing.keysym)
             var message = "keys = '\(c.keysText)' (command '\(c.id)'): "
