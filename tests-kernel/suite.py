@@ -137,6 +137,89 @@ waitfor /MARKER-save/ 5s
     ])
 
 
+PHASES = """
+[[command]]
+id = "volume"
+keys = "Ctrl+Alt+V"
+repeat = true
+cooldown_ms = 200
+run = ["/bin/echo", "MARKER-volume"]
+
+[[command]]
+id = "talk"
+keys = "Ctrl+Alt+M"
+run = ["/bin/echo", "MARKER-unmute"]
+run_on_release = ["/bin/echo", "MARKER-mute"]
+
+[[command]]
+id = "record"
+keys = "Ctrl+Alt+H"
+hold_ms = 300
+run = ["/bin/echo", "MARKER-hold"]
+
+[[command]]
+id = "launcher"
+keys = "Super"
+run = ["/bin/echo", "MARKER-tap"]
+"""
+
+
+def t_phases(binary, files):
+    """Issue 36: key phases on a real kernel's keyboard. Ctrl+Alt+V held 2 s: the kernel's
+    autorepeat (value 2 every 33 ms after 250 ms) fires the repeat phase at most once per
+    cooldown_ms; push-to-talk runs run at the press and run_on_release at the release; a
+    hold fires once; Super tapped alone fires a tap."""
+    keys = r"""
+waitfor /WATCHING/ 30s
+press KEY_LEFTCTRL KEY_LEFTALT KEY_V
+wait 2000ms
+release KEY_V KEY_LEFTALT KEY_LEFTCTRL
+wait 300ms
+press KEY_LEFTCTRL KEY_LEFTALT KEY_M
+waitfor /MARKER-unmute/ 5s
+wait 400ms
+release KEY_M KEY_LEFTALT KEY_LEFTCTRL
+waitfor /MARKER-mute/ 5s
+press KEY_LEFTCTRL KEY_LEFTALT KEY_H
+wait 600ms
+release KEY_H KEY_LEFTALT KEY_LEFTCTRL
+waitfor /MARKER-hold/ 5s
+wait 300ms
+tap KEY_LEFTMETA
+waitfor /MARKER-tap/ 5s
+wait 300ms
+"""
+    sh = ("%s %s run --config /tmp/p.toml --socket /tmp/k.sock & while [ ! -S /tmp/k.sock ]; do sleep 0.1; done; "
+          "%s %s watch --socket /tmp/k.sock --retry 20 --format json --events command & "
+          "sleep 1.5; echo WATCHING; wait") % (AS_USER, binary, AS_USER, binary)
+    i = run_vm("phases", keys, sh, files)
+    out = i["out"]
+    events = []
+    for line in out.splitlines():
+        if line.startswith('{"event":"command"'):
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+    volume = [e for e in events if e.get("id") == "volume"]
+    repeats = [e["time"] for e in volume if e.get("phase") == "repeat"]
+    gaps = [round((b - a) * 1000) for a, b in zip(repeats, repeats[1:])]
+    talk = [e.get("phase") for e in events if e.get("id") == "talk"]
+    record("phases", i, [
+        (i["rc"] in (0, 143), "exit status %s" % i["rc"]),
+        ([e.get("phase") for e in volume[:1]] == ["press"], "Ctrl+Alt+V did not fire at its press: %s" % volume[:1]),
+        # 2 s held: about 1.75 s of the kernel's repeats, at most one per 200 ms.
+        (4 <= len(repeats) <= 10, "%d repeat phases in 2 s with cooldown_ms = 200 (expected 4 to 10)" % len(repeats)),
+        (all(g >= 200 for g in gaps), "repeats closer than the cooldown: %s ms" % gaps),
+        (out.count("MARKER-volume") == len(volume), "the runner did not run each volume firing once"),
+        (talk == ["press", "release"], "push-to-talk phases %s" % talk),
+        (out.index("MARKER-unmute") < out.index("MARKER-mute") if "MARKER-mute" in out and "MARKER-unmute" in out else False,
+         "run_on_release did not run after run"),
+        ([e.get("phase") for e in events if e.get("id") == "record"] == ["hold"] and out.count("MARKER-hold") == 1, "the hold did not fire once"),
+        ([e.get("phase") for e in events if e.get("id") == "launcher"] == ["tap"] and out.count("MARKER-tap") == 1, "the tap of Super did not fire once"),
+    ], "%d repeats, gaps %s ms" % (len(repeats), gaps))
+
+
 def t_hotplug(binary, files):
     keys = r"""
 waitfor /WATCHING/ 30s
@@ -875,6 +958,9 @@ def main():
     os.chmod(cfg, 0o644)
     os.chmod(bad, 0o644)
     files_bad, files_good = [bad], [cfg]
+    phases = os.path.join(tmp, "phases.toml")
+    open(phases, "w").write(PHASES)
+    os.chmod(phases, 0o644)
     service = os.path.abspath(args.service or os.path.join(os.path.dirname(binary), "kbd-commandd-daemon"))
     if not os.access(service, os.X_OK):
         print("no service binary at %s: build it first (swift build)" % service)
@@ -890,8 +976,8 @@ def main():
     global AGENT
     AGENT = os.path.join(os.path.dirname(os.path.abspath(args.service or service)), "kbd-commandd-agent")
     print("testing %s with the service %s" % (os.path.abspath(args.binary), os.path.abspath(args.service or service)), flush=True)
-    files = [binary, service, "%s:/tmp/c.toml" % cfg]
-    tests = [t_chords, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_virtual, t_grab, t_record, t_monitor, t_idle,
+    files = [binary, service, "%s:/tmp/c.toml" % cfg, "%s:/tmp/p.toml" % phases]
+    tests = [t_chords, t_phases, t_hotplug, t_stuck_modifier, t_syn_dropped, t_sighup, t_presence, t_virtual, t_grab, t_record, t_monitor, t_idle,
              t_latency, t_latency_vs_ci]
     only = args.only.replace("-", "_") if args.only else None
     if only and "t_" + only in globals() and callable(globals()["t_" + only]):

@@ -8,8 +8,9 @@ public struct ChordRouter: Sendable {
     public enum Output: Sendable, Equatable {
         /// A chord with Ctrl, Alt or Super (the only chords that are logged).
         case chord(time: EventTime, device: DeviceID, chord: ChordKey)
-        /// A command fired; `chord` is the chord that completed it.
-        case command(time: EventTime, device: DeviceID, command: Command, chord: ChordKey)
+        /// A command fired; `chord` is the chord that completed it, `phase` when (`press`
+        /// for every command without phases).
+        case command(time: EventTime, device: DeviceID, command: Command, chord: ChordKey, phase: KeyPhase = .press)
         /// A sequence prefix was typed and is waiting for its next chord.
         case sequencePending(time: EventTime, deadline: EventTime)
         /// A pending sequence was cancelled by another chord, a timeout or a detach.
@@ -34,8 +35,10 @@ public struct ChordRouter: Sendable {
     public private(set) var table: CommandTable
     public private(set) var activeScopes: [String]
     public var textInputActive: Bool
-    private var roots: [Int]
-    private var pending: Pending?
+    private(set) var roots: [Int]
+    private var pending: Pending? { didSet { updateDeadline() } }
+    /// What keys that fired commands still have to do (only for a table with phases).
+    var phases = KeyPhases()
 
     public init(table: CommandTable, scopes: [String] = [], textInputActive: Bool = false) {
         self.table = table
@@ -44,22 +47,36 @@ public struct ChordRouter: Sendable {
         self.roots = table.resolve(scopes: scopes)
     }
 
+    /// Keeps `nextDeadline` (read for every event) up to date: a pending sequence's timeout
+    /// or, in a table with phases, a hold's.
+    mutating func updateDeadline() {
+        guard table.hasPhases, let hold = phases.nextDeadline else {
+            nextDeadline = pending?.deadline
+            return
+        }
+        nextDeadline = pending.map { min($0.deadline, hold) } ?? hold
+    }
+
     /// Sets the active scopes, most specific first (`global` is always last).
     public mutating func setScopes(_ scopes: [String]) {
         activeScopes = scopes
         roots = table.resolve(scopes: scopes)
         pending = nil
+        phases.lone = nil
     }
 
     /// Replaces the table (config reload); a pending sequence is dropped.
     public mutating func replaceTable(_ newTable: CommandTable) {
         table = newTable
         roots = newTable.resolve(scopes: activeScopes)
+        // Held keys point into the old table: they fire nothing more.
+        phases = KeyPhases()
         pending = nil
     }
 
-    /// When the pending sequence times out, if one is pending.
-    public var nextDeadline: EventTime? { pending?.deadline }
+    /// When the pending sequence times out or a held chord's `hold_ms` is reached (kept,
+    /// not computed: the pipeline reads it for every event).
+    public private(set) var nextDeadline: EventTime?
 
     /// Whether a sequence prefix is waiting for its next chord.
     public var isPending: Bool { pending != nil }
@@ -82,6 +99,7 @@ public struct ChordRouter: Sendable {
             pending = nil
             out.append(.sequenceCancelled(time: p.deadline, reason: .timeout))
         }
+        if table.hasPhases, let due = phases.nextDeadline, due <= time { expirePhases(at: time, into: &out) }
     }
 
     /// Cancels a pending sequence started on `device` (it went away).
@@ -90,6 +108,7 @@ public struct ChordRouter: Sendable {
             pending = nil
             out.append(.sequenceCancelled(time: time, reason: .detach))
         }
+        if !phases.isEmpty { detachPhases(device, at: time, into: &out) }
     }
 
     /// Routes one key event.
@@ -99,6 +118,8 @@ public struct ChordRouter: Sendable {
     /// fires; a grabbed device runs only the commands bound to it).
     public mutating func handle(_ key: KeyEvent, on device: DeviceIdentity?, into out: inout [Output]) {
         expire(at: key.time, into: &out)
+        // A table with phases sees releases, repeats and modifier keys first (one test for the others).
+        if table.hasPhases, key.state != .press || key.isModifierKey || !phases.isEmpty, phaseKey(key, device, into: &out) { return }
         guard key.state != .release, !key.isModifierKey else { return }
         if key.state == .press, key.chord.hasCommandModifier {
             out.append(.chord(time: key.time, device: key.device, chord: key.chord))
@@ -108,7 +129,7 @@ public struct ChordRouter: Sendable {
             if pending == nil, let (index, chord) = match(key, device, roots: roots), table.commands[index].repeat,
                 !table.commands[index].isSequence
             {
-                out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
+                out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord, phase: .repeat))
             }
             return
         }
@@ -130,7 +151,10 @@ public struct ChordRouter: Sendable {
 
     private mutating func advance(to node: Int, key: KeyEvent, _ device: DeviceIdentity?, chord: ChordKey, prefix: [ChordKey],
                                   scope: String? = nil, root: Int? = nil, into out: inout [Output]) {
-        if let index = command(at: node, device) {
+        if table.hasPhases, table.nodes[node].isPhased {
+            pending = nil
+            pressPhased(node: node, key: key, device, chord: chord, into: &out)
+        } else if let index = command(at: node, device) {
             pending = nil
             out.append(.command(time: key.time, device: key.device, command: table.commands[index], chord: chord))
         } else {
@@ -152,18 +176,21 @@ public struct ChordRouter: Sendable {
     }
 
     /// The command a leaf fires for `device`: one limited to keyboards that include it, else
-    /// the one for every keyboard (none for a grabbed device: it runs only its own).
+    /// the one for every keyboard, its plain command or else its `hold_ms` one (none for a
+    /// grabbed device: it runs only its own). A phased leaf's press sorts out hold and plain.
     @inline(__always)
-    private func command(at node: Int, _ device: DeviceIdentity?) -> Int? {
+    func command(at node: Int, _ device: DeviceIdentity?) -> Int? {
         // Read in place: copying the node would retain its dictionary and array.
-        if table.nodes[node].deviceCommands.isEmpty { return device?.grabbed == true ? nil : table.nodes[node].command }
-        return deviceCommand(at: node, device)
+        if table.nodes[node].deviceCommands.isEmpty {
+            return device?.grabbed == true ? nil : table.nodes[node].command ?? table.nodes[node].holdCommand
+        }
+        return deviceCommand(at: node, device) ?? (device?.grabbed == true ? nil : table.nodes[node].command ?? table.nodes[node].holdCommand)
     }
 
-    /// A leaf with commands limited to keyboards (not the common path).
-    private func deviceCommand(at node: Int, _ device: DeviceIdentity?) -> Int? {
-        if let device, let i = table.nodes[node].deviceCommands.first(where: { device.matches(table.commands[$0].devices) }) { return i }
-        return device?.grabbed == true ? nil : table.nodes[node].command
+    /// The command limited to keyboards that include `device` on a leaf (not the common path).
+    func deviceCommand(at node: Int, _ device: DeviceIdentity?) -> Int? {
+        guard let device else { return nil }
+        return table.nodes[node].deviceCommands.first { device.matches(table.commands[$0].devices) }
     }
 
     /// How a chord probed the table: as typed, mirrored (a right-to-left layout), or from the
@@ -212,9 +239,11 @@ public struct ChordRouter: Sendable {
         return blockedByTextInput(key, command) ? nil : (child, chord)
     }
 
-    private func match(_ key: KeyEvent, _ device: DeviceIdentity?, roots: [Int]) -> (Int, ChordKey)? {
+    /// The single-chord command `key` fires for `device` (a repeat's; never a `hold_ms` command).
+    func match(_ key: KeyEvent, _ device: DeviceIdentity?, roots: [Int]) -> (Int, ChordKey)? {
         for root in roots {
-            if let (child, chord) = step(from: root, key, device), let index = command(at: child, device) { return (index, chord) }
+            if let (child, chord) = step(from: root, key, device), let index = command(at: child, device),
+               table.commands[index].holdMilliseconds == nil { return (index, chord) }
         }
         return nil
     }

@@ -33,6 +33,23 @@ public struct Command: Sendable, Hashable {
     /// The keyboards it is limited to (empty: every keyboard); there it wins over a command
     /// on the same chord for every keyboard.
     public var devices: [DevicePattern] = []
+    /// Key phases (issue 36; `KeyPhases`): set after `init`, all off by default, and a
+    /// command with none of them fires at the press exactly as before.
+    /// `on = "release"`: fires when the chord's key is released, not at the press.
+    public var onRelease = false
+    /// `hold_ms`: fires once when the chord has been held this long (phase `hold`).
+    public var holdMilliseconds: Int?
+    /// A modifier alone (`keys = "Super"`): fires at its tap (phase `tap`).
+    public var tapModifier: HudSettings.HoldModifier?
+    /// `tap_ms`: a tap is a release sooner than this after the press.
+    public var tapMilliseconds = Command.defaultTapMilliseconds
+    /// `cooldown_ms` (with `repeat`): the kernel's repeats fire at most once per this long.
+    public var cooldownMilliseconds: Int?
+    /// `run_on_release`: a second program at the release; set (even empty), the command
+    /// also fires with phase `release` when its key is released after it fired.
+    public var runOnRelease: [String]?
+
+    public static let defaultTapMilliseconds = 400
 
     /// What a command does when it fires.
     public enum Action: String, Sendable, Hashable, CaseIterable {
@@ -66,8 +83,21 @@ public struct Command: Sendable, Hashable {
         self.devices = devices
     }
 
-    /// The chord string in canonical form (`Ctrl+X Ctrl+S`).
-    public var chordText: String { keys.map(\.description).joined(separator: " ") }
+    /// The chord string in canonical form (`Ctrl+X Ctrl+S`; a modifier alone: `Super`).
+    public var chordText: String { tapModifier?.rawValue ?? keys.map(\.description).joined(separator: " ") }
+
+    /// Whether it uses a key phase (`on = "release"`, `hold_ms`, a modifier alone,
+    /// `cooldown_ms`, `run_on_release`): its `command` events then all carry `phase`.
+    public var hasPhases: Bool {
+        onRelease || holdMilliseconds != nil || tapModifier != nil || cooldownMilliseconds != nil || runOnRelease != nil
+    }
+
+    /// The program to run when it fires in `phase`: `run_on_release` at the release of a
+    /// command that has it, else `run`.
+    public func argv(for phase: KeyPhase) -> [String] {
+        if phase == .release, let second = runOnRelease { return second }
+        return run
+    }
     public var isSequence: Bool { keys.count > 1 }
     /// The title the HUD shows: the discoverability title, else the title.
     public var shownTitle: String { discoverabilityTitle ?? title }

@@ -33,6 +33,17 @@ public struct HudSettings: Sendable, Equatable {
     public enum HoldModifier: String, Sendable, Equatable, CaseIterable {
         case ctrl = "Ctrl", alt = "Alt", shift = "Shift", `super` = "Super", altGr = "AltGr"
 
+        /// The left key's keysym (a tap command's chord, for listings and checks).
+        public var keysym: Keysym {
+            switch self {
+            case .ctrl: return Keysym(0xFFE3)
+            case .alt: return Keysym(0xFFE9)
+            case .shift: return Keysym(0xFFE1)
+            case .super: return Keysym(0xFFEB)
+            case .altGr: return Keysym(0xFE03)
+            }
+        }
+
         /// Whether a key producing `keysym` is this modifier (left or right).
         public func matches(_ keysym: Keysym) -> Bool {
             switch (self, keysym.rawValue) {
@@ -82,15 +93,10 @@ public struct HudState: Sendable {
         case hide(time: EventTime, trigger: HudTrigger)
     }
 
-    private struct Hold: Sendable {
-        var device: DeviceID
-        var code: UInt16
-        /// nil once it shows.
-        var deadline: EventTime?
-    }
-
     public let settings: HudSettings
-    private var hold: Hold? { didSet { updateDeadline() } }
+    /// The hold modifier held alone: the same tracker as a tap command's (`LoneModifier`),
+    /// its deadline the HUD's delay (nil once it shows).
+    private var hold: LoneModifier? { didSet { updateDeadline() } }
     private var sequence: (pending: Pending, deadline: EventTime)? { didSet { updateDeadline() } }
     /// What is shown now (nil: hidden).
     public private(set) var shown: (trigger: HudTrigger, pending: Pending?)?
@@ -134,7 +140,7 @@ public struct HudState: Sendable {
     public mutating func handle(_ key: KeyEvent, othersHeld: @autoclosure () -> Bool, into out: inout [Output]) {
         guard settings.enabled else { return }
         expire(at: key.time, into: &out)
-        if let h = hold, h.device == key.device, h.code == key.code {
+        if let h = hold, h.isOwnKey(key) {
             switch key.state {
             case .repeat: return
             case .release:
@@ -150,8 +156,9 @@ public struct HudState: Sendable {
             hold = nil
             if shown?.trigger == .hold { hide(.hold, at: key.time, into: &out) }
         }
-        if key.isModifierKey, settings.hold.matches(key.keysym), key.modifiers.isDisjoint(with: .chordModifiers), !othersHeld() {
-            hold = Hold(device: key.device, code: key.code, deadline: key.time.adding(milliseconds: settings.delayMilliseconds))
+        if key.isModifierKey, settings.hold.matches(key.keysym) {
+            hold = LoneModifier.begin(key, modifier: settings.hold, othersHeld: othersHeld(),
+                                      deadline: key.time.adding(milliseconds: settings.delayMilliseconds))
         }
     }
 

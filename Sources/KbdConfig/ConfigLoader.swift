@@ -6,7 +6,8 @@ import KbdCommands
 /// Reads the command table file (TOML) into a `Config`, collecting every
 /// problem with its file and line rather than stopping at the first.
 public enum ConfigLoader {
-    static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run", "group", "discoverability_title", "action", "localize", "mirror", "devices"]
+    static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run", "group", "discoverability_title", "action",
+                                     "localize", "mirror", "devices", "on", "hold_ms", "tap_ms", "cooldown_ms", "run_on_release"]
     static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud", "bar", "device"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
@@ -282,11 +283,31 @@ public enum ConfigLoader {
                 ok = false
             }
         }
+        func milliseconds(_ key: String) -> Int? {
+            guard let e = t.entry(key) else { return nil }
+            guard case .integer(let n) = e.value, let value = Int(exactly: n) else {
+                problem(e.line, "\(key): expected a whole number of milliseconds, found \(e.value.kindDescription)")
+                ok = false
+                return nil
+            }
+            return value
+        }
+        var phases = Command.PhaseKeys(on: string("on"), holdMilliseconds: milliseconds("hold_ms"), tapMilliseconds: milliseconds("tap_ms"),
+                                       cooldownMilliseconds: milliseconds("cooldown_ms"))
+        if let e = t.entry("run_on_release") {
+            // Empty is fine: the release then only fires the command event (a client's cue).
+            if let list = stringArray(e.value), list.first?.isEmpty != true {
+                phases.runOnRelease = list
+            } else {
+                problem(e.line, "run_on_release: expected an array of strings: the program and its arguments (no shell), run at the release")
+                ok = false
+            }
+        }
         // A field of the wrong type was reported above: not "needs 'id'" as well.
         guard ok else { return nil }
         let command = CommandFields.command(
             id: id, title: title, keys: keys, scope: scope, repeat: rep, priorityOverTextInput: priority,
-            run: run, group: group, discoverabilityTitle: discoverabilityTitle, action: action,
+            run: run, group: group, discoverabilityTitle: discoverabilityTitle, action: action, phases: phases,
             location: SourceLocation(path: path, line: t.line)) { field, message in
             problem(t.entry(field)?.line ?? t.line, message)
         }

@@ -52,6 +52,7 @@ extension ConfigLoader {
             }
         }
         out += hudWarnings(config)
+        out += tapWarnings(config)
         if config.devices.grab {
             out.append(.init(location: config.grabLocation ?? SourceLocation(path: config.path, line: 0), message: "devices.grab = true: while the service runs, the keyboards' keys no longer reach the desktop, the console or any other program (only its commands see them)"))
         }
@@ -101,5 +102,16 @@ extension ConfigLoader {
         line += "; groups: " + (groups.isEmpty ? "none" : groups.joined(separator: ", "))
         if other > 0 { line += " (\(other) command\(other == 1 ? "" : "s") under \"Other\")" }
         return line
+    }
+}
+
+extension ConfigLoader {
+    /// A tap of the HUD's hold modifier that may last as long as the HUD's delay: a hold that
+    /// shows the HUD would end in a tap as well.
+    public static func tapWarnings(_ config: Config) -> [ConfigError.Problem] {
+        guard config.hud.enabled else { return [] }
+        return config.table.commands.filter { $0.tapModifier == config.hud.hold && $0.tapMilliseconds >= config.hud.delayMilliseconds }.map { c in
+            ConfigError.Problem(location: c.location, message: "tap_ms = \(c.tapMilliseconds) (command '\(c.id)'): not shorter than the HUD's hold (hud.delay_ms = \(config.hud.delayMilliseconds) on \(c.tapModifier!.rawValue)); a tap is a release sooner than tap_ms, so keep it below \(config.hud.delayMilliseconds)")
+        }
     }
 }

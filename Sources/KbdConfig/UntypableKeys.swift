@@ -33,7 +33,8 @@ extension ConfigLoader {
         let localizable = { (chord: ChordKey) in
             (0..<keymap.layoutCount).contains { !positions.codes(localizing: chord.keysym, layout: keymap.chordLayout(active: $0)).isEmpty }
         }
-        for c in table.commands {
+        // A modifier alone (a tap) is a modifier key, which every keymap has.
+        for c in table.commands where c.tapModifier == nil {
             guard let missing = c.keys.first(where: { !chords.contains($0) && !(c.localize && localizable($0)) }) else { continue }
             let key = ChordKey.keyName(missing.keysym)
             var message = "keys = '\(c.keysText)' (command '\(c.id)'): "

@@ -3,7 +3,7 @@ import KbdGeometry
 public import KbdCore
 import KbdJSON
 import KbdSystem
-import KbdCommands
+public import KbdCommands
 public import KbdPipeline
 /// Formats pipeline events as JSON Lines (the replay and socket contract) or
 /// as readable text for terminals.
@@ -46,11 +46,12 @@ public enum EventFormatter {
         case .chord(_, let device, let chord):
             field("device", device)
             field("chord", chord)
-        case .command(_, _, let command, let chord), .ownedCommand(_, _, _, let command, let chord):
+        case .command(_, _, let command, let chord, let phase), .ownedCommand(_, _, _, let command, let chord, let phase):
             field("id", command.id)
             field("title", command.title)
             field("scope", command.scope)
             field("chord", chord)
+            if let phase = shownPhase(command, phase) { field("phase", phase.rawValue) }
         case .presence(_, let present, let reason):
             o += ",\"hardware_keyboard\":" + (present ? "true" : "false")
             field("reason", reason.rawValue)
@@ -94,10 +95,11 @@ public enum EventFormatter {
             return s + " [\(device.escapingControlCharacters)]"
         case .chord(_, let device, let chord):
             return head + chord.escapingControlCharacters + " [\(device.escapingControlCharacters)]"
-        case .command(_, _, let command, let chord), .ownedCommand(_, _, _, let command, let chord):
+        case .command(_, _, let command, let chord, let phase), .ownedCommand(_, _, _, let command, let chord, let phase):
             // Ids, titles and scopes come from the config: escaped like device names.
             return head + "\(command.id.escapingControlCharacters) \"\(command.title.escapingControlCharacters)\" \(chord.escapingControlCharacters)"
                 + (command.scope == CommandTable.globalScope ? "" : " [\(command.scope.escapingControlCharacters)]")
+                + (shownPhase(command, phase).map { " (\($0.rawValue))" } ?? "")
         case .presence(_, let present, let reason):
             return head + "hardware keyboard " + (present ? "present" : "absent") + " (\(reason.rawValue))"
         case .geometry(_, let report):
@@ -111,6 +113,13 @@ public enum EventFormatter {
             return head + "show (\(trigger.rawValue))" + (view.pending.map { " after " + $0.text.escapingControlCharacters } ?? "")
                 + " \(count) command\(count == 1 ? "" : "s") in [" + view.groups.map { ($0.title ?? Discoverability.otherGroupTitle).escapingControlCharacters }.joined(separator: ", ") + "]"
         }
+    }
+
+    /// The `phase` a command event shows: every phase of a command with key phases, and any
+    /// phase but `press` (the repeats of `repeat = true`); a press of a command without
+    /// phases shows none, its line as before issue 36 (read it as `press`).
+    public static func shownPhase(_ command: Command, _ phase: KeyPhase) -> KeyPhase? {
+        phase != .press || command.hasPhases ? phase : nil
     }
 }
 

@@ -17,7 +17,8 @@ public struct ControlEvent: Sendable, Equatable {
         /// Typed text: only with the service's `--allow-key-events`.
         case key(Key)
         case chord(device: String, chord: String)
-        case command(id: String, title: String, scope: String, chord: String)
+        /// `phase`: when it fired (issue 36); nil (absent): a press of a command without phases.
+        case command(id: String, title: String, scope: String, chord: String, phase: KeyPhase? = nil)
         case presence(hardwareKeyboard: Bool, reason: String)
         /// The layout guide (its fields `layout`, `keyboard_frame`, `windows` beside `event`
         /// and `time`).
@@ -202,8 +203,9 @@ public struct ControlEvent: Sendable, Equatable {
             if k.synthetic { put("synthetic", .bool(true)) }
         case .chord(let device, let chord):
             put("device", .string(device)); put("chord", .string(chord))
-        case .command(let id, let title, let scope, let chord):
+        case .command(let id, let title, let scope, let chord, let phase):
             put("id", .string(id)); put("title", .string(title)); put("scope", .string(scope)); put("chord", .string(chord))
+            if let phase { put("phase", .string(phase.rawValue)) }
         case .presence(let present, let reason):
             put("hardware_keyboard", .bool(present)); put("reason", .string(reason))
         case .geometry(let report):
@@ -263,7 +265,14 @@ public struct ControlEvent: Sendable, Equatable {
         case .chord:
             payload = .chord(device: try string("device"), chord: try string("chord"))
         case .command:
-            payload = .command(id: try string("id"), title: try string("title"), scope: try string("scope"), chord: try string("chord"))
+            var phase: KeyPhase?
+            if let name = try o["phase"]?.string() {
+                guard let p = KeyPhase(rawValue: name) else {
+                    throw o.error("phase: expected one of \(KeyPhase.allCases.map(\.rawValue).joined(separator: ", ")), found '\(name)'")
+                }
+                phase = p
+            }
+            payload = .command(id: try string("id"), title: try string("title"), scope: try string("scope"), chord: try string("chord"), phase: phase)
         case .presence:
             payload = .presence(hardwareKeyboard: try o.required("hardware_keyboard").bool(), reason: try string("reason"))
         case .geometry:

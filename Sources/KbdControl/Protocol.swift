@@ -117,8 +117,13 @@ public enum ControlRequest: Sendable, Equatable {
         public var discoverabilityTitle: String?
         /// `"hud"`: firing it toggles the HUD (the service does it; nothing is sent to the agent).
         public var action: Command.Action
+        /// The key phases (issue 36): `on`, `hold_ms`, `tap_ms`, `cooldown_ms`, `run_on_release`
+        /// (an array; the service runs none of a user's programs, so agents send it empty).
+        public var phases: Command.PhaseKeys
         public init(id: String, title: String? = nil, keys: String, scope: String? = nil, repeat: Bool = false, priorityOverTextInput: Bool = false,
-                    group: String? = nil, discoverabilityTitle: String? = nil, action: Command.Action = .run) {
+                    group: String? = nil, discoverabilityTitle: String? = nil, action: Command.Action = .run,
+                    phases: Command.PhaseKeys = Command.PhaseKeys()) {
+            self.phases = phases
             self.id = id
             self.title = title
             self.keys = keys
@@ -142,6 +147,11 @@ public enum ControlRequest: Sendable, Equatable {
             if let group { _ = o.updateValue(.string(group), forKey: "group") }
             if let discoverabilityTitle { _ = o.updateValue(.string(discoverabilityTitle), forKey: "discoverability_title") }
             if action != .run { _ = o.updateValue(.string(action.rawValue), forKey: "action") }
+            if let on = phases.on { _ = o.updateValue(.string(on), forKey: "on") }
+            if let n = phases.holdMilliseconds { _ = o.updateValue(.number(Double(n)), forKey: "hold_ms") }
+            if let n = phases.tapMilliseconds { _ = o.updateValue(.number(Double(n)), forKey: "tap_ms") }
+            if let n = phases.cooldownMilliseconds { _ = o.updateValue(.number(Double(n)), forKey: "cooldown_ms") }
+            if let argv = phases.runOnRelease { _ = o.updateValue(.array(argv.map { .string($0) }), forKey: "run_on_release") }
             return .object(o)
         }
     }
@@ -276,7 +286,8 @@ public enum ControlRequest: Sendable, Equatable {
                 }
                 specs.append(CommandSpec(id: id, title: c["title"]?.stringValue, keys: keys, scope: c["scope"]?.stringValue,
                                          repeat: try flag("repeat"), priorityOverTextInput: try flag("priority_over_text_input"),
-                                         group: try text("group"), discoverabilityTitle: try text("discoverability_title"), action: action))
+                                         group: try text("group"), discoverabilityTitle: try text("discoverability_title"), action: action,
+                                         phases: try phaseKeys(c, "register: commands[\(i)]")))
             }
             var timeout: Int?
             if let t = o["sequence_timeout_ms"] {
@@ -308,6 +319,36 @@ public enum ControlRequest: Sendable, Equatable {
             throw ControlRequestError(message: "unknown request '\(name)'; expected subscribe, set_scopes, set_text_input, list_commands, list_devices, reload, register, set_keymap, set_sticky_keys, run_command or ping")
         }
     }
+}
+
+/// The key-phase keys of a registered command's object; what they must be is checked with a
+/// config's rules (CommandFields), here only their types.
+private func phaseKeys(_ c: JSONObject, _ at: String) throws(ControlRequestError) -> Command.PhaseKeys {
+    func milliseconds(_ key: String) throws(ControlRequestError) -> Int? {
+        guard let v = c[key] else { return nil }
+        guard case .number(let n) = v, n == n.rounded(), abs(n) <= 1e9 else {
+            throw ControlRequestError(message: "\(at).\(key): expected a whole number of milliseconds")
+        }
+        return Int(n)
+    }
+    var keys = Command.PhaseKeys(holdMilliseconds: try milliseconds("hold_ms"), tapMilliseconds: try milliseconds("tap_ms"),
+                                 cooldownMilliseconds: try milliseconds("cooldown_ms"))
+    if let v = c["on"] {
+        guard case .string(let on) = v else { throw ControlRequestError(message: "\(at).on: expected \"press\" or \"release\"") }
+        keys.on = on
+    }
+    if let v = c["run_on_release"] {
+        guard case .array(let items) = v, items.count <= 256 else {
+            throw ControlRequestError(message: "\(at).run_on_release: expected an array of strings (agents send it empty: they keep the programs)")
+        }
+        var argv: [String] = []
+        for item in items {
+            guard case .string(let s) = item else { throw ControlRequestError(message: "\(at).run_on_release: expected an array of strings") }
+            argv.append(s)
+        }
+        keys.runOnRelease = argv
+    }
+    return keys
 }
 
 /// Which table a command is in: the service's own (`system`, from the config) or the

@@ -255,17 +255,20 @@ public final class KeyboardDaemon {
             switch event {
             case .chord(_, let device, let chord):
                 logger.debug("chord \(chord) on \"\(device)\"")
-            case .command(let time, let device, let command, let chord):
+            case .command(let time, let device, let command, let chord, let phase):
                 // A binding on a key that types text would put what was typed in the log:
                 // such commands are logged without their chord.
-                if command.keys.contains(where: { !$0.hasCommandModifier }) {
-                    logger.info("command \(command.id) \"\(command.title)\" on \"\(device)\"")
+                let when = EventFormatter.shownPhase(command, phase).map { " (\($0.rawValue))" } ?? ""
+                if command.keys.contains(where: { !$0.hasCommandModifier }) && command.tapModifier == nil {
+                    logger.info("command \(command.id) \"\(command.title)\" on \"\(device)\"\(when)")
                 } else {
-                    logger.info("command \(command.id) \"\(command.title)\" (\(chord)) on \"\(device)\"")
+                    logger.info("command \(command.id) \"\(command.title)\" (\(chord)) on \"\(device)\"\(when)")
                 }
-                if !command.run.isEmpty { runner.run(command.run, commandID: command.id) }
+                // At a release, a command with run_on_release runs that (issue 36); else its run.
+                let argv = command.argv(for: phase)
+                if !argv.isEmpty { runner.run(argv, commandID: command.id) }
                 dispatchObserver?(command, time, clock())
-            case .ownedCommand(let owner, _, _, let command, let chord):
+            case .ownedCommand(let owner, _, _, let command, let chord, _):
                 // Only to the agent that registered it; the log names the user, not the device.
                 sendOwnedCommand(event, owner: owner, command: command, chord: chord)
                 observer?(event)

@@ -348,7 +348,12 @@ public final class Pipeline {
         }
         routerOutputs.removeAll(keepingCapacity: true)
         forEachSystemRouter { $0.expire(at: time, into: &routerOutputs) }
-        for i in userRouters.indices { userRouters[i].router.expire(at: time, into: &routerOutputs) }
+        emitTimedCommands(owner: nil, into: &out)
+        for i in userRouters.indices {
+            let before = routerOutputs.count
+            userRouters[i].router.expire(at: time, into: &routerOutputs)
+            emitTimedCommands(owner: userRouters[i].owner, from: before, into: &out)
+        }
         if hudEnabled { hudSequenceSignals(at: time, into: &out) }
         if let (at, reason) = presence.expire(at: time) { emitPresence(false, reason, at: at, into: &out) }
     }
@@ -366,6 +371,23 @@ public final class Pipeline {
         guard hudEnabled else { return }
         hud.toggle(at: time, into: &hudOutputs)
         emitHud(into: &out)
+    }
+
+    /// Commands the routers fired without a key (a `hold_ms` reached, a keyboard detached
+    /// while its keys were held), from `routerOutputs[start...]`, as `owner`'s (nil: the system table's).
+    private func emitTimedCommands(owner: Int?, from start: Int = 0, into out: inout [PipelineEvent]) {
+        guard routerOutputs.count > start else { return }
+        for output in routerOutputs[start...] {
+            guard case .command(let time, let id, let command, let chord, let phase) = output else { continue }
+            if hudEnabled || command.action == .hud, hudCommand(command, owner: owner, at: time, into: &out) { continue }
+            let device = devices[id]?.name ?? ""
+            let text = command.isSequence || command.tapModifier != nil ? command.chordText : chord.description
+            if let owner {
+                out.append(.ownedCommand(owner: owner, time: time, device: device, command: command, chord: text, phase: phase))
+            } else {
+                out.append(.command(time: time, device: device, command: command, chord: text, phase: phase))
+            }
+        }
     }
 
     /// The routers' outputs about sequences (in `routerOutputs`), for the HUD.
@@ -519,7 +541,12 @@ public final class Pipeline {
                 for key in mapper.detach(id, at: time) { route(key, device: device, into: &out) }
                 routerOutputs.removeAll(keepingCapacity: true)
                 forEachSystemRouter { $0.deviceDetached(id, at: time, into: &routerOutputs) }
-                for i in userRouters.indices { userRouters[i].router.deviceDetached(id, at: time, into: &routerOutputs) }
+                emitTimedCommands(owner: nil, into: &out)
+                for i in userRouters.indices {
+                    let before = routerOutputs.count
+                    userRouters[i].router.deviceDetached(id, at: time, into: &routerOutputs)
+                    emitTimedCommands(owner: userRouters[i].owner, from: before, into: &out)
+                }
                 if hudEnabled {
                     hud.deviceDetached(id, at: time, into: &hudOutputs)
                     hudSequenceSignals(at: time, into: &out)
@@ -562,7 +589,10 @@ public final class Pipeline {
             hud.handle(key, othersHeld: self.mapper.keysDown(key.device).contains { $0 != key.code }, into: &hudOutputs)
             emitHud(into: &out)
         }
-        guard !key.synthetic else { return }
+        guard !key.synthetic else {
+            if key.state == .release { syntheticRelease(key, source.identity, into: &out) }
+            return
+        }
         if !heldAtSwitch.isEmpty, heldAtSwitch.contains(HeldKey(device: key.device, code: key.code)) {
             // Held across a user switch: its repeats fire nothing; a release or a new press ends that.
             if key.state != .repeat { heldAtSwitch.remove(HeldKey(device: key.device, code: key.code)) }
@@ -577,11 +607,11 @@ public final class Pipeline {
             switch output {
             case .chord(let time, _, let chord):
                 out.append(.chord(time: time, device: device, chord: chord.description))
-            case .command(let time, _, let command, let chord):
+            case .command(let time, _, let command, let chord, let phase):
                 systemTook = true
                 if hudEnabled || command.action == .hud, hudCommand(command, owner: nil, at: time, into: &out) { continue }
-                let text = command.isSequence ? command.chordText : chord.description
-                out.append(.command(time: time, device: device, command: command, chord: text))
+                let text = command.isSequence || command.tapModifier != nil ? command.chordText : chord.description
+                out.append(.command(time: time, device: device, command: command, chord: text, phase: phase))
             case .sequencePending(let time, _):
                 if hudEnabled, let p = router.pendingPrefix {
                     hudPending(HudState.Pending(owner: nil, keys: p.keys, scope: p.scope), table: router.table, at: time, into: &out)
@@ -610,10 +640,10 @@ public final class Pipeline {
             let owner = userRouters[i].owner
             for output in routerOutputs {
                 switch output {
-                case .command(let time, _, let command, let chord):
+                case .command(let time, _, let command, let chord, let phase):
                     if hudEnabled || command.action == .hud, hudCommand(command, owner: owner, at: time, into: &out) { continue }
-                    let text = command.isSequence ? command.chordText : chord.description
-                    out.append(.ownedCommand(owner: owner, time: time, device: device, command: command, chord: text))
+                    let text = command.isSequence || command.tapModifier != nil ? command.chordText : chord.description
+                    out.append(.ownedCommand(owner: owner, time: time, device: device, command: command, chord: text, phase: phase))
                 case .sequencePending(let time, _):
                     if hudEnabled, let p = userRouters[i].router.pendingPrefix {
                         hudPending(HudState.Pending(owner: owner, keys: p.keys, scope: p.scope), table: userRouters[i].router.table, at: time, into: &out)
@@ -633,6 +663,21 @@ public final class Pipeline {
         if hudEnabled, let owner = hud.pendingOwner, pendingFor(owner) == nil {
             hud.sequenceEnded(at: key.time, into: &hudOutputs)
             emitHud(into: &out)
+        }
+    }
+
+    /// A release the pipeline made up (a SYN_DROPPED resync, a detach): only the key phases
+    /// see it, so a held command still gets its release (push-to-talk is not left on).
+    private func syntheticRelease(_ key: KeyEvent, _ identity: DeviceIdentity, into out: inout [PipelineEvent]) {
+        if router.table.hasPhases {
+            routerOutputs.removeAll(keepingCapacity: true)
+            router.handle(key, on: identity, into: &routerOutputs)
+            emitTimedCommands(owner: nil, into: &out)
+        }
+        for i in userRouters.indices where userRouters[i].router.table.hasPhases {
+            routerOutputs.removeAll(keepingCapacity: true)
+            userRouters[i].router.handle(key, on: identity, into: &routerOutputs)
+            emitTimedCommands(owner: userRouters[i].owner, into: &out)
         }
     }
 

@@ -11,9 +11,10 @@ public enum PipelineEvent: Sendable {
     /// Carries typed text: only printed or sent when explicitly asked for.
     case key(KeyEvent, device: String)
     case chord(time: EventTime, device: String, chord: String)
-    case command(time: EventTime, device: String, command: Command, chord: String)
+    /// `phase`: when it fired (`press` for every command without key phases).
+    case command(time: EventTime, device: String, command: Command, chord: String, phase: KeyPhase = .press)
     /// A command of a user's table (an agent's), for that agent only: never broadcast.
-    case ownedCommand(owner: Int, time: EventTime, device: String, command: Command, chord: String)
+    case ownedCommand(owner: Int, time: EventTime, device: String, command: Command, chord: String, phase: KeyPhase = .press)
     case presence(time: EventTime, hardwareKeyboard: Bool, reason: PresenceReason)
     /// The layout guide after presence changed it (encoded at the wire, never here).
     case geometry(time: EventTime, report: GeometryReport)
@@ -25,7 +26,7 @@ public enum PipelineEvent: Sendable {
 
     public var time: EventTime {
         switch self {
-        case .attach(let t, _, _, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _), .ownedCommand(_, let t, _, _, _),
+        case .attach(let t, _, _, _, _), .detach(let t, _, _), .chord(let t, _, _), .command(let t, _, _, _, _), .ownedCommand(_, let t, _, _, _, _),
             .presence(let t, _, _), .geometry(let t, _), .dropped(let t, _, _, _), .hud(let t, _, _):
             return t
         case .key(let k, _): return k.time

@@ -120,7 +120,7 @@ public final class DaemonHarness {
     public var commandIDs: [String] {
         events.compactMap {
             switch $0 {
-            case .command(_, _, let c, _), .ownedCommand(_, _, _, let c, _): return c.id
+            case .command(_, _, let c, _, _), .ownedCommand(_, _, _, let c, _, _): return c.id
             default: return nil
             }
         }

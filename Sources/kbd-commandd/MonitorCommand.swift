@@ -218,7 +218,7 @@ struct MonitorPrinter {
                     stickyLine = "\"\(device)\"  sticky keys: latched \(Self.names(key.stickyLatched)), locked \(Self.names(key.stickyLocked))"
                     if pending == nil { flush() }
                 }
-            case .command(_, _, let command, _):
+            case .command(_, _, let command, _, _):
                 let text = "  → command \(command.id) \"\(command.title)\" (\(command.scope))"
                 if let p = pending {
                     pending = p + text

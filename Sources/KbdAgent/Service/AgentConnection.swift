@@ -106,7 +106,8 @@ extension AgentLoop {
         let specs = commands.map {
             ControlRequest.CommandSpec(id: $0.id, title: $0.title, keys: $0.keysText, scope: $0.scope, repeat: $0.repeat,
                                        priorityOverTextInput: $0.priorityOverTextInput, group: $0.group,
-                                       discoverabilityTitle: $0.discoverabilityTitle, action: $0.action)
+                                       discoverabilityTitle: $0.discoverabilityTitle, action: $0.action,
+                                       phases: Command.PhaseKeys(of: $0))
         }
         var timeout: Int?
         if let t = config?.table.sequenceTimeoutMilliseconds, t != CommandTable.defaultSequenceTimeoutMilliseconds { timeout = t }
@@ -160,12 +161,14 @@ extension AgentLoop {
         switch event.payload {
         case .presence(let present, _):
             presence(present)
-        case .command(let id, _, _, _):
+        case .command(let id, _, _, _, let phase):
             // Only what this connection registered: not an id of an older table or of a config
             // that failed to register.
             guard registeredIDs.contains(id), let command = config?.table.command(id: id) else { return }
-            logger.info("command \(id)")
-            if !command.run.isEmpty { runner.run(command.run, commandID: id) }
+            logger.info(phase.map { "command \(id) (\($0.rawValue))" } ?? "command \(id)")
+            // At a release, a command with run_on_release runs that (issue 36); else its run.
+            let argv = command.argv(for: phase ?? .press)
+            if !argv.isEmpty { runner.run(argv, commandID: id) }
         case .session(let seat, let active, _):
             // The service routes this user's table only while its session is active on a seat.
             logger.info(active ? "\(seat): this user's session is active; its commands fire for that seat's keyboards"

@@ -43,7 +43,7 @@ struct CommandPropertiesTests {
         /// The commands fired since the last call, as `id chord`.
         func fired() -> [String] {
             defer { events.removeAll() }
-            return events.compactMap { if case .command(_, _, let c, let chord) = $0 { return "\(c.id) \(chord)" } else { return nil } }
+            return events.compactMap { if case .command(_, _, let c, let chord, _) = $0 { return "\(c.id) \(chord)" } else { return nil } }
         }
     }
 

@@ -194,7 +194,7 @@ struct RoutingTests {
             let key = try #require(mapper.handle(InputEvent(time: .zero, type: 1, code: code, value: value), device: DeviceID(0)))
             router.handle(key, into: &out)
         }
-        let fired = out.compactMap { if case .command(_, _, let c, _) = $0 { return c.scope } else { return nil } }
+        let fired = out.compactMap { if case .command(_, _, let c, _, _) = $0 { return c.scope } else { return nil } }
         #expect(fired.count == 1)
     }
 }

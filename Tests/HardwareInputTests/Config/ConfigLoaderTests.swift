@@ -110,7 +110,7 @@ struct ConfigLoaderTests {
          id = "a"
          keys = "Ctrl+S"
          colour = "red"
-         """, ["c.toml:4: unknown key 'colour' in [[command]]; expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action, localize, mirror, devices"]),
+         """, ["c.toml:4: unknown key 'colour' in [[command]]; expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action, localize, mirror, devices, on, hold_ms, tap_ms, cooldown_ms, run_on_release"]),
         ("""
          [[command]]
          id = "a"

@@ -58,7 +58,7 @@ import Testing
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\ndiscoverability_title = \"\(String(repeating: "x", count: 81))\"\n", "c.toml:4: discoverability_title: expected a title for the HUD such as \"Save File\" of at most 80 characters, found 81"),
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\ngroup = 3\n", "c.toml:4: group: expected a non-empty string, found an integer"),
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\naction = \"hud\"\nrun = [\"/bin/true\"]\n", "c.toml:5: run: a command with action = \"hud\" toggles the discoverability HUD and runs nothing; remove run, or action to run it"),
-        ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\ngruop = \"Edit\"\n", "c.toml:4: unknown key 'gruop' in [[command]] (did you mean 'group'?); expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action, localize, mirror, devices"),
+        ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\ngruop = \"Edit\"\n", "c.toml:4: unknown key 'gruop' in [[command]] (did you mean 'group'?); expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action, localize, mirror, devices, on, hold_ms, tap_ms, cooldown_ms, run_on_release"),
     ])
     func mistakesAreRefusedWithFileLineAndNearestName(_ text: String, _ message: String) {
         #expect(problems(text) == [message])

@@ -231,7 +231,7 @@ struct SeatTrustTests {
                     }
                 }
             }
-            return out.compactMap { if case .command(_, _, let command, _) = $0 { command.id } else { nil } }
+            return out.compactMap { if case .command(_, _, let command, _, _) = $0 { command.id } else { nil } }
         }
         let ctrl: UInt16 = 29, shift: UInt16 = 42, c: UInt16 = 46, y: UInt16 = 21, x: UInt16 = 45, w: UInt16 = 17
         #expect(chord(1, [ctrl, shift, c]) == ["copy"])       // seat0: global

@@ -62,7 +62,7 @@ import KbdDaemon
         for e in out {
             switch e {
             case .chord(_, _, let chord): lines.append("chord \(chord)")
-            case .command(_, _, let command, _): lines.append("command \(command.id)")
+            case .command(_, _, let command, _, _): lines.append("command \(command.id)")
             case .key(let k, _): keys.append(k)
             default: break
             }

@@ -72,7 +72,7 @@ import Testing
         func ms(_ t: EventTime) -> String { "\(t.microseconds / 1000)" }
         switch event {
         case .chord(let t, _, let chord): return "chord \(chord) \(ms(t))"
-        case .command(let t, _, let command, _): return "command \(command.id) \(ms(t))"
+        case .command(let t, _, let command, _, _): return "command \(command.id) \(ms(t))"
         case .hud(let t, let trigger, let view?):
             return "hud show \(trigger.rawValue)\(view.pending.map { " " + $0.text } ?? "") \(ms(t))"
         case .hud(let t, let trigger, nil): return "hud hide \(trigger.rawValue) \(ms(t))"

@@ -41,7 +41,7 @@ import Testing
         key(0, ctrl, 1); key(10, x, 1); key(20, x, 0); key(30, ctrl, 0)
         key(1500, ctrl, 1); key(1510, s, 1); key(1520, s, 0); key(1530, ctrl, 0)
         pipeline.finish(into: &out)
-        return out.compactMap { if case .command(_, _, let command, _) = $0 { command.id } else { nil } }
+        return out.compactMap { if case .command(_, _, let command, _, _) = $0 { command.id } else { nil } }
     }
 
     @Test func theTimeoutIsTheUsersUnlessAskedAndDrawn() throws {

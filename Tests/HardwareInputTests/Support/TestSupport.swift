@@ -121,7 +121,7 @@ final class TestKeyboard {
         pipeline.process(.detached(device, time: time), into: &events)
     }
 
-    var commandIDs: [String] { events.compactMap { if case .command(_, _, let c, _) = $0 { return c.id } else { return nil } } }
+    var commandIDs: [String] { events.compactMap { if case .command(_, _, let c, _, _) = $0 { return c.id } else { return nil } } }
     var chords: [String] { events.compactMap { if case .chord(_, _, let c) = $0 { return c } else { return nil } } }
     var keys: [KeyEvent] { events.compactMap { if case .key(let k, _) = $0 { return k } else { return nil } } }
     var presses: [KeyEvent] { keys.filter { $0.state == .press } }
