@@ -96,6 +96,7 @@ final class AgentLoop {
         static let focus: UInt64 = 5
         static let textInput: UInt64 = 6
         static let keymap: UInt64 = 7
+        static let portal: UInt64 = 8
         static let outputs: UInt64 = 1 << 32
         static let processes: UInt64 = 2 << 32
     }
@@ -151,6 +152,8 @@ final class AgentLoop {
     /// GNOME's and KDE's layouts (sway and Hyprland report theirs through the focus socket),
     /// read by a child process, and what it said last.
     private var keymapWatch: DesktopKeymapWatch?
+    /// The desktop portal's GlobalShortcuts backend (a child): apps' bindings, registered with the table.
+    private var portal: PortalWatch?
     private var watchedLayouts: DesktopLayouts?
     private var saidLayoutProblem: String?
     private let environment: [String: String]
@@ -196,6 +199,7 @@ final class AgentLoop {
         }
         startTextInputWatch()
         updateBar()
+        startPortal()
         connect()
     }
 
@@ -223,6 +227,7 @@ final class AgentLoop {
         bar.stop()
         stopTextInputWatch()
         keymapWatch = nil
+        portal = nil
         runner.stopAll()
         logger.info("stopped")
     }
@@ -240,6 +245,7 @@ final class AgentLoop {
             case Token.focus: readFocus()
             case Token.textInput: readTextInput()
             case Token.keymap: readKeymapWatch()
+            case Token.portal: readPortal()
             case Token.timer:
                 var expirations: UInt64 = 0
                 _ = read(timer, &expirations, 8)
@@ -315,6 +321,7 @@ final class AgentLoop {
         register()
         startTextInputWatch()
         updateBar()
+        tellPortal()
         applyFocus()
     }
 
@@ -414,14 +421,14 @@ final class AgentLoop {
     private func register() {
         guard client.isConnected else { return }
         let commands = config?.table.commands ?? []
-        let specs = commands.map {
+        let specs = (portal?.specs ?? []) + commands.map {
             ControlRequest.CommandSpec(id: $0.id, title: $0.title, keys: $0.keysText, scope: $0.scope, repeat: $0.repeat,
                                        priorityOverTextInput: $0.priorityOverTextInput, group: $0.group,
                                        discoverabilityTitle: $0.discoverabilityTitle, action: $0.action)
         }
         var timeout: Int?
         if let t = config?.table.sequenceTimeoutMilliseconds, t != CommandTable.defaultSequenceTimeoutMilliseconds { timeout = t }
-        registeredIDs = Set(commands.map(\.id))
+        registeredIDs = Set(specs.map(\.id))
         send(.register(commands: specs, sequenceTimeoutMilliseconds: timeout))
     }
 
@@ -475,6 +482,7 @@ final class AgentLoop {
         case .command(let id, _, _, _):
             // Only what this connection registered: not an id of an older table or of a config
             // that failed to register.
+            if let portal, registeredIDs.contains(id), portal.owns(id) { return portal.fired(id, press: true) }
             guard registeredIDs.contains(id), let command = config?.table.command(id: id) else { return }
             logger.info("command \(id)")
             if !command.run.isEmpty { runner.run(command.run, commandID: id) }
@@ -704,6 +712,31 @@ final class AgentLoop {
             desktopTextInput = nil
         }
         applyFocus()
+    }
+
+    // MARK: - The desktop portal
+
+    private func startPortal() {
+        guard !textConsole else { return }
+        do {
+            let watch = try PortalWatch(policy: config?.portalApprove ?? "ask", approvalsPath: PortalApprovals.path(environment: environment))
+            try epoll.add(watch.fd, token: Token.portal)
+            portal = watch
+            tellPortal()
+        } catch {
+            logger.warning("portal: cannot start the GlobalShortcuts backend: \(error)")
+        }
+    }
+
+    private func tellPortal() {
+        portal?.tell(policy: config?.portalApprove ?? "ask", table: (config?.table.commands ?? []).map { ($0.keysText, $0.title) })
+    }
+
+    private func readPortal() {
+        guard let watch = portal else { return }
+        let (changed, ended) = watch.read(logger: logger)
+        if ended { epoll.remove(watch.fd); portal = nil }
+        if changed { register() }
     }
 
     private func presence(_ present: Bool) {
