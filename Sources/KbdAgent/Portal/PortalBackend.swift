@@ -180,8 +180,8 @@ final class PortalBackend {
     /// frontend named the session after (`…/session/1_42/TOKEN` is `:1.42`).
     private func executable(sessionPath: String) -> String? {
         let parts = sessionPath.split(separator: "/")
-        guard parts.count >= 6 else { return nil }
-        let unique = ":" + parts[4].replacingUnderscores
+        guard parts.count >= 7 else { return nil }
+        let unique = ":" + parts[5].replacingUnderscores
         guard let pid = bus.pid(of: unique), pid > 0 else { return nil }
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
@@ -232,8 +232,8 @@ extension Substring {
 
 /// Writes the approvals file: its directory made (0700) when missing, a temporary file
 /// renamed over the old one (a reader never sees half a file).
-enum PortalApprovalsFile {
-    static func write(_ text: String, to path: String) -> String? {
+public enum PortalApprovalsFile {
+    public static func write(_ text: String, to path: String) -> String? {
         guard let slash = path.lastIndex(of: "/") else { return "not an absolute path" }
         makeDirectories(String(path[..<slash]))
         let temporary = path + ".new"
