@@ -26,6 +26,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 throwaway_run portal-e2e "${1:-$here/../.build/debug}" kbd-commandd-daemon kbd-commandd-agent kbd-commandd
 [ -x /usr/libexec/xdg-desktop-portal ] || die "xdg-desktop-portal is not installed (tests-desktop/setup-host.sh)"
+# Two apps without an app id (unsandboxed, as Debian 12 runs them) are named by their
+# executables: each app runs its own copy of the interpreter.
+for app in talk-app record-app new-app; do install -m 0755 "$(readlink -f "$PYTHON")" "$bin/$app"; done
 
 service_pid=
 driver_pid=
@@ -71,15 +74,15 @@ cat > "$work/driver.sh" <<DRIVER
 "$bin/kbd-commandd-agent" --socket "$work/socket" > "$work/user/agent.log" 2>&1 &
 XDG_DESKTOP_PORTAL_DIR="$work/portals" XDG_CURRENT_DESKTOP=sway /usr/libexec/xdg-desktop-portal -v > "$work/user/portal.log" 2>&1 &
 for i in \$(seq 100); do grep -q "portal: serves" "$work/user/agent.log" && break; sleep 0.1; done
-"$PYTHON" "$bin/portal-app.py" "$work/user/a.log" "talk=CTRL+ALT+m=Push to talk" --close-after-release --seconds 30 &
+"$bin/talk-app" "$bin/portal-app.py" "$work/user/a.log" "talk=CTRL+ALT+m=Push to talk" --close-after-release --seconds 30 &
 for i in \$(seq 100); do grep -q ready "$work/user/a.log" 2>/dev/null && break; sleep 0.1; done
-"$PYTHON" "$bin/portal-app.py" "$work/user/b.log" "talk2=CTRL+ALT+m=Talk too" "term=<Control><Alt>t=Terminal" "record=SHIFT+F9=Record" --seconds 26 &
+"$bin/record-app" "$bin/portal-app.py" "$work/user/b.log" "talk2=CTRL+ALT+m=Talk too" "term=<Control><Alt>t=Terminal" "record=SHIFT+F9=Record" --seconds 26 &
 wait %3 %4
 # Later: approve = "never" (written by the test): a new app gets nothing, A its approved chord.
 for i in \$(seq 100); do [ -e "$work/user/never" ] && break; sleep 0.1; done
 sleep 1
-"$PYTHON" "$bin/portal-app.py" "$work/user/c.log" "new=CTRL+ALT+y=Something new" --seconds 1
-"$PYTHON" "$bin/portal-app.py" "$work/user/a2.log" "talk=CTRL+ALT+m=Push to talk" --seconds 1
+"$bin/new-app" "$bin/portal-app.py" "$work/user/c.log" "new=CTRL+ALT+y=Something new" --seconds 1
+"$bin/talk-app" "$bin/portal-app.py" "$work/user/a2.log" "talk=CTRL+ALT+m=Push to talk" --seconds 1
 kill %1 %2
 wait
 DRIVER
@@ -134,7 +137,8 @@ check "approve = never: A again gets its approved Ctrl+Alt+M without asking" wai
 wait "$driver_pid" 2>/dev/null
 driver_pid=
 check "portal list shows both apps" eval "as_user '$bin/kbd-commandd' portal list | matches -E 'Ctrl\\+Alt\\+M.*Push to talk'"
-app_a=$(cut -f1 "$approvals" | grep -v '^#' | head -1)
+app_a=talk-app
+check "portal list names the apps by their executables" eval "as_user '$bin/kbd-commandd' portal list | matches -E '^record-app\sShift\+F9\sRecord\srecord$'"
 check "portal revoke forgets A" eval "as_user '$bin/kbd-commandd' portal revoke '$app_a' >/dev/null && ! grep -q 'Push to talk' '$approvals' && grep -q Record '$approvals'"
 check "no typed key reached the apps' logs" eval "! grep -qvE '^(bound|list|ready|closed|activated|deactivated|response)( |$)' '$work/user/a.log' '$work/user/b.log'"
 

@@ -450,6 +450,7 @@ final class AgentLoop {
     private func handle(_ reply: ControlReply) {
         switch reply {
         case .register(let count, let shadowed):
+            portal?.shadowed(shadowed)
             if shadowed.isEmpty {
                 logger.info("registered \(count) commands")
             } else {

@@ -14,13 +14,13 @@ import Glibc
         ("ctrl+alt+m", "Ctrl+Alt+M"), ("logo+return", "Super+Return"), ("<Control><Alt>m", "Ctrl+Alt+M"),
         ("<Primary><Shift>t", "Ctrl+Shift+T"), ("<Super>space", "Super+space"), ("F9", "F9"), ("Caps_Lock", "Caps_Lock"),
         ("LOGO", "Super"), ("Control_R", "Ctrl"), ("CTRL+ALT+Delete", "Ctrl+Alt+Delete"), (" CTRL + m ", "Ctrl+M"),
-        ("CTRL++", "Ctrl+plus"), ("<Alt>F4", "Alt+F4"),
+        ("CTRL++", "Ctrl+plus"), ("<Alt>F4", "Alt+F4"), ("<Control>", "Ctrl"),
     ])
     func readsTheSpecificationsFormat(text: String, keys: String) {
         #expect(PortalTrigger(parsing: text)?.keys == keys)
     }
 
-    @Test(arguments: ["", "CTRL+", "CTRL+ALT", "HYPERSPACE+m", "CTRL+m+n", "CTRL+CTRL+m", "NUM+m", "<Control>", "<Control m",
+    @Test(arguments: ["", "CTRL+", "CTRL+ALT", "HYPERSPACE+m", "CTRL+m+n", "CTRL+CTRL+m", "NUM+m", "<Control><Alt>", "<Control m",
                       "SHIFT+Caps_Lock", "CTRL+LOGO", String(repeating: "CTRL+", count: 40) + "m", "CTRL+\tm", "CTRL+nosuchkey"])
     func refusesWhatIsNotATrigger(text: String) {
         #expect(PortalTrigger(parsing: text) == nil)
@@ -59,21 +59,28 @@ import Glibc
         #expect(try bound(&s, b, [request("t2", "CTRL+ALT+m"), request("term", "<Control><Alt>t"), request("x", "CTRL+x"), request("rec", "SHIFT+F9")],
                           taken: taken) == [.refuse, .refuse, .refuse, .bind(PortalTrigger(keys: "Shift+F9"))])
         #expect(s.allBindings.map(\.binding.trigger.keys) == ["Ctrl+Alt+M", "Shift+F9"])
-        #expect(s.conflictOf(PortalTrigger(keys: "Ctrl+Alt+M"), app: b, taken: taken) == "org.example.Talk's shortcuts")
-        #expect(s.conflictOf(PortalTrigger(keys: "Ctrl+Alt+T"), app: b, taken: taken) == "your command Terminal")
+        #expect(s.conflictOf(PortalTrigger(keys: "Ctrl+Alt+M"), session: b, taken: taken) == "org.example.Talk's shortcuts")
+        #expect(s.conflictOf(PortalTrigger(keys: "Ctrl+Alt+T"), session: b, taken: taken) == "your command Terminal")
         // Each binding is its own command, found back by its id; closing the session drops them.
         let id = try #require(s.session(a)?.bindings.first?.commandID)
         #expect(s.binding(commandID: id)?.binding.shortcutID == "talk")
-        #expect(s.close(path: a))
+        let hadBindings = s.close(path: a)
+        #expect(hadBindings)
         #expect(s.binding(commandID: id) == nil)
         #expect(s.allBindings.map(\.binding.shortcutID) == ["rec"])
+        // The service's own table has Shift+F9: the binding is dropped, its session stays.
+        let rec = try #require(s.allBindings.first?.binding.commandID)
+        let dropped = s.drop(commandID: rec)
+        #expect(dropped?.path == b)
+        #expect(s.allBindings.isEmpty && s.session(b) != nil)
     }
 
     @Test func neverBindsOnlyWhatWasApprovedAndAskAsks() throws {
         var s = PortalSessions()
         try s.create(path: a, app: "talk-app")
         var approvals = PortalApprovals()
-        #expect(approvals.approve(.init(app: "talk-app", shortcutID: "talk", trigger: PortalTrigger(keys: "Super+T"), description: "Talk")))
+        let ok1 = approvals.approve(.init(app: "talk-app", shortcutID: "talk", trigger: PortalTrigger(keys: "Super+T"), description: "Talk"))
+        #expect(ok1)
         #expect(try bound(&s, a, [request("talk", "CTRL+ALT+m"), request("new", "CTRL+ALT+n")], policy: .never, approvals: approvals)
                 == [.bind(PortalTrigger(keys: "Super+T")), .refuse])
         #expect(try s.decide([request("talk", nil), request("new", "CTRL+ALT+t")], path: a, policy: .ask, approvals: approvals,
@@ -100,15 +107,33 @@ import Glibc
     }
 }
 
+@Suite struct PortalWatchLineTests {
+    @Test func aBindingLineReadsBackWithSpacesInItsFields() {
+        #expect(PortalWatch.binding("portal:3 Ctrl+Alt+M 8 Talk App Push to talk".utf8[...])
+                == PortalWatch.Binding(commandID: "portal:3", keys: "Ctrl+Alt+M", app: "Talk App", description: "Push to talk"))
+        #expect(PortalWatch.binding("portal:3 Ctrl+Alt+M 9 Talk App Push".utf8[...]) == nil)
+        #expect(PortalWatch.binding("portal:4 F9 3 obs ".utf8[...])?.description == "")
+        #expect(PortalWatch.binding("portal:4 F9 3 obs".utf8[...])?.app == "obs")
+        // Not a chord of the service, not one of the backend's ids, a length past the line.
+        #expect(PortalWatch.binding("portal:5 Ctrl+Nothing 3 obs x".utf8[...]) == nil)
+        #expect(PortalWatch.binding("save Ctrl+S 3 obs x".utf8[...]) == nil)
+        #expect(PortalWatch.binding("portal:6 F9 30 obs x".utf8[...]) == nil)
+    }
+}
+
 @Suite struct PortalApprovalsTests {
     let dir = EndToEndDirectory()
 
     @Test func roundTripsThroughItsFile() throws {
         var approvals = PortalApprovals()
-        #expect(approvals.approve(.init(app: "com.obsproject.Studio", shortcutID: "record", trigger: PortalTrigger(keys: "Shift+F9"), description: "Start/stop recording")))
-        #expect(approvals.approve(.init(app: "mumble", shortcutID: "ptt", trigger: PortalTrigger(keys: "Caps_Lock"), description: "Push to talk")))
-        #expect(!approvals.approve(.init(app: "", shortcutID: "x", trigger: PortalTrigger(keys: "F1"), description: "")))
-        #expect(!approvals.approve(.init(app: "bad\napp", shortcutID: "x", trigger: PortalTrigger(keys: "F1"), description: "")))
+        let ok2 = approvals.approve(.init(app: "com.obsproject.Studio", shortcutID: "record", trigger: PortalTrigger(keys: "Shift+F9"), description: "Start/stop recording"))
+        #expect(ok2)
+        let ok3 = approvals.approve(.init(app: "mumble", shortcutID: "ptt", trigger: PortalTrigger(keys: "Caps_Lock"), description: "Push to talk"))
+        #expect(ok3)
+        let ok4 = approvals.approve(.init(app: "", shortcutID: "x", trigger: PortalTrigger(keys: "F1"), description: ""))
+        #expect(!ok4)
+        let ok5 = approvals.approve(.init(app: "bad\napp", shortcutID: "x", trigger: PortalTrigger(keys: "F1"), description: ""))
+        #expect(!ok5)
         let path = dir.path + "/portal-approvals"
         #expect(PortalApprovalsFile.write(approvals.encoded, to: path) == nil)
         let read = try PortalApprovals(decoding: String(decoding: try readWholeFile(path: path, limit: 1 << 20), as: UTF8.self))
@@ -116,7 +141,8 @@ import Glibc
         #expect(read.trigger(app: "mumble", shortcutID: "ptt") == PortalTrigger(keys: "Caps_Lock"))
         #expect(read.apps == ["com.obsproject.Studio", "mumble"])
         var revoked = read
-        #expect(revoked.revoke(app: "mumble") == 1)
+        let count = revoked.revoke(app: "mumble")
+        #expect(count == 1)
         #expect(revoked.trigger(app: "mumble", shortcutID: "ptt") == nil)
         #expect(revoked.entries.count == 1)
     }

@@ -1,5 +1,6 @@
 import KbdProcess
 import KbdSystem
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,9 +8,10 @@ import Glibc
 /// The GlobalShortcuts backend, run in the agent's portal child (`PortalWatch`): answers the
 /// desktop portal's frontend on the session bus, decides with `PortalSessions` and the
 /// approvals file, and tells the agent the bindings to register. Lines to the agent:
-/// `bindings` then one `binding ID<TAB>KEYS<TAB>APP<TAB>DESCRIPTION` per binding and
+/// `bindings` then one `binding ID KEYS APP_BYTES APP DESCRIPTION` per binding and
 /// `end`; lines from the agent: `policy ask|always|never`, `taken KEYS<TAB>TITLE` (after
-/// `taken-reset`), `press ID`, `release ID`.
+/// `taken-reset`), `press ID`, `release ID`, `shadowed ID` (the service's table has
+/// that binding's chord).
 final class PortalBackend {
     private let bus: PortalBus
     private let output: Int32
@@ -63,6 +65,12 @@ final class PortalBackend {
             let f = rest.split(separator: "\t", maxSplits: 1).map(String.init)
             if f.count == 2 { taken.merge(PortalSessions.taken([(f[0], f[1])])) { a, _ in a } }
         case "press", "release": fire(commandID: rest, press: word == "press")
+        case "shadowed":
+            // The service's own table binds the chord: it would never fire. The app is told.
+            guard let session = sessions.drop(commandID: rest) else { return }
+            say(.warning("\(session.app): a shortcut's chord is the service's own; unbound"))
+            if let frontend { bus.emitChanged(to: frontend, session: session.path, bindings: session.bindings) }
+            tellBindings()
         default: break
         }
     }
@@ -79,7 +87,8 @@ final class PortalBackend {
     private func tellBindings() {
         say(.report("bindings"))
         for (app, b) in sessions.allBindings {
-            say(.report("binding \(b.commandID)\t\(b.trigger.keys)\t\(app)\t\(b.description)"))
+            // The app's name by its length in bytes: it may hold spaces (ChildLine turns tabs into spaces).
+            say(.report("binding \(b.commandID) \(b.trigger.keys) \(app.utf8.count) \(app) \(b.description)"))
         }
         say(.report("end"))
     }
@@ -160,11 +169,13 @@ final class PortalBackend {
             bound.append((r, trigger))
             approvals.approve(.init(app: session.app, shortcutID: r.id, trigger: trigger, description: r.description))
         }
-        // "ask" without a dialog yet: nothing new is bound.
+        // "ask" has no dialog yet: nothing new is bound (said in the log).
         saveApprovals(approvals)
         sessions.bind(path: session.path, bound)
         let refused = requests.count - bound.count
-        say(.report("note \(session.app): \(bound.count) shortcut\(bound.count == 1 ? "" : "s") bound\(refused > 0 ? ", \(refused) refused (\(policy.rawValue))" : "")"))
+        let why = policy == .ask ? "approve = \"ask\" has no dialog yet: nothing new is bound; approve = \"always\" binds free chords"
+            : policy == .never ? "approve = \"never\"" : "taken or not a chord"
+        say(.report("note \(session.app): \(bound.count) shortcut\(bound.count == 1 ? "" : "s") bound\(refused > 0 ? ", \(refused) not (\(why))" : "")"))
         tellBindings()
         bus.reply(call.message, response: bound.isEmpty && !requests.isEmpty ? 2 : 0, shortcuts: sessions.session(session.path)?.bindings ?? [])
     }

@@ -120,7 +120,7 @@ public struct PortalSessions: Sendable {
             let approved = approvals.trigger(app: s.app, shortcutID: r.id)
             let preferred = r.preferredTrigger.flatMap { PortalTrigger(parsing: $0) }
             let candidate = approved ?? preferred
-            let conflict = candidate.flatMap { conflictOf($0, app: path, taken: taken, claimed: claimed) }
+            let conflict = candidate.flatMap { conflictOf($0, session: path, taken: taken, claimed: claimed) }
             if let approved, conflict == nil { claimed.insert(approved.keys); return .bind(approved) }
             switch policy {
             case .never: return .refuse
@@ -135,7 +135,7 @@ public struct PortalSessions: Sendable {
 
     /// What already has `trigger`: the user's table, another session's binding, or a shortcut
     /// decided earlier in the same call; nil when it is free.
-    public func conflictOf(_ trigger: PortalTrigger, app path: String, taken: [String: String], claimed: Set<String> = []) -> String? {
+    public func conflictOf(_ trigger: PortalTrigger, session path: String, taken: [String: String], claimed: Set<String> = []) -> String? {
         if let what = taken[trigger.keys] { return what }
         if claimed.contains(trigger.keys) { return "another shortcut of this app" }
         for s in sessions where s.path != path {
@@ -151,6 +151,14 @@ public struct PortalSessions: Sendable {
             defer { nextCommand += 1 }
             return PortalBinding(shortcutID: r.id, description: r.description, trigger: t, commandID: "portal:\(nextCommand)")
         }
+    }
+
+    /// Drops one binding (the service's own table has its chord: it would never fire); the
+    /// session it was in.
+    public mutating func drop(commandID: String) -> Session? {
+        guard let i = sessions.firstIndex(where: { $0.bindings.contains { $0.commandID == commandID } }) else { return nil }
+        sessions[i].bindings.removeAll { $0.commandID == commandID }
+        return sessions[i]
     }
 
     /// Every binding of every session, in the order they were made.

@@ -57,6 +57,11 @@ final class PortalWatch {
         child.send("\(press ? "press" : "release") \(commandID)")
     }
 
+    /// The bindings the service's own table shadows (the register reply): they are unbound.
+    func shadowed(_ ids: [String]) {
+        for id in ids where owns(id) { child.send("shadowed \(id)") }
+    }
+
     func owns(_ commandID: String) -> Bool { commandID.hasPrefix("portal:") && bindings.contains { $0.commandID == commandID } }
 
     /// The bindings as commands of the user's table: in the app's group, titled by their descriptions.
@@ -103,12 +108,19 @@ final class PortalWatch {
             return .bindingsChanged
         }
         if text.hasPrefix("note ") { return .note(String(text.dropFirst(5))) }
-        if text.hasPrefix("binding ") {
-            let f = text.dropFirst(8).split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            // Only a chord the service's parser takes (a bad one would refuse the whole table).
-            guard f.count == 4, f[0].hasPrefix("portal:"), (try? ChordKey.parseSequence(f[1])) != nil, (incoming?.count ?? 0) < 512 else { return nil }
-            incoming?.append(Binding(commandID: f[0], keys: f[1], app: f[2], description: f[3]))
-        }
+        if text.hasPrefix("binding "), let b = Self.binding(text.utf8.dropFirst(8)), (incoming?.count ?? 0) < 512 { incoming?.append(b) }
         return nil
+    }
+
+    /// `ID KEYS APP_BYTES APP DESCRIPTION`: only a chord the service's parser takes (a bad
+    /// one would refuse the whole table).
+    static func binding(_ line: Substring.UTF8View) -> Binding? {
+        let words = line.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
+        guard words.count == 4, let count = Int(String(decoding: words[2], as: UTF8.self)), count > 0, words[3].count >= count else { return nil }
+        let id = String(decoding: words[0], as: UTF8.self), keys = String(decoding: words[1], as: UTF8.self)
+        let app = String(decoding: words[3].prefix(count), as: UTF8.self)
+        let rest = words[3].dropFirst(count)
+        guard id.hasPrefix("portal:"), rest.isEmpty || rest.first == UInt8(ascii: " "), (try? ChordKey.parseSequence(keys)) != nil else { return nil }
+        return Binding(commandID: id, keys: keys, app: app, description: String(decoding: rest.dropFirst(), as: UTF8.self))
     }
 }

@@ -54,7 +54,8 @@ import Testing
         "kbd-commandd-bar": ["KbdBar", "CBarShim", "KbdControl", "KbdProcess", "KbdSystem"],
         "kbd-commandd-agent": ["KbdAgent"],
         "kbd-commandd-daemon": ["KbdService"],
-        "kbd-commandd": Self.library.union(["KbdService", "CLinux", "ArgumentParser", "Logging"]),
+        // KbdAgent: `portal list|revoke` read and write the agent's approvals file with its codec.
+        "kbd-commandd": Self.library.union(["KbdService", "KbdAgent", "CLinux", "ArgumentParser", "Logging"]),
         "kbd-bench": Self.library.union(["KbdService", "KbdTestSupport", "Logging", "Synchronization"]),
         // The control target's logind is KbdTestSupport's FakeLogin.
         "kbd-fuzz": Self.library.union(["KbdTestSupport"]),
