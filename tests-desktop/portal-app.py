@@ -9,8 +9,8 @@ Mumble do (tests-desktop/portal-e2e.sh): python3-dbus with GLib's main loop.
 
 Writes to LOG: `bound ID TRIGGER_DESCRIPTION` per shortcut the portal bound (or `bound
 none`), `list ID TRIGGER_DESCRIPTION` per shortcut ListShortcuts answers, `response
-METHOD N` when a call is refused, then `activated ID US` / `deactivated ID US` (US: the wall
-clock in microseconds when the signal arrived) and `closed` after Session.Close.
+METHOD N` when a call is refused, then `activated ID US NS` / `deactivated ID US NS` (when the signal
+arrived: the wall clock in microseconds, CLOCK_MONOTONIC in nanoseconds) and `closed` after Session.Close.
 """
 import sys
 import time
@@ -93,7 +93,7 @@ def signal(kind):
     def handler(handle, sid, timestamp, options):
         if handle != session:
             return
-        log.write("%s %s %d\n" % (kind, sid, time.time_ns() // 1000))
+        log.write("%s %s %d %d\n" % (kind, sid, time.time_ns() // 1000, time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
         if close_after_release and not closing[0]:
             closing[0] = True
             GLib.timeout_add(2000 if kind == "activated" else 10, close)

@@ -72,18 +72,21 @@ write_config always
 # The session: a private bus with the agent, the real portal and the apps, as the user.
 cat > "$work/driver.sh" <<DRIVER
 "$bin/kbd-commandd-agent" --socket "$work/socket" > "$work/user/agent.log" 2>&1 &
+agent=\$!
 XDG_DESKTOP_PORTAL_DIR="$work/portals" XDG_CURRENT_DESKTOP=sway /usr/libexec/xdg-desktop-portal -v > "$work/user/portal.log" 2>&1 &
+portal=\$!
 for i in \$(seq 100); do grep -q "portal: serves" "$work/user/agent.log" && break; sleep 0.1; done
 "$bin/talk-app" "$bin/portal-app.py" "$work/user/a.log" "talk=CTRL+ALT+m=Push to talk" --close-after-release --seconds 30 &
+a=\$!
 for i in \$(seq 100); do grep -q ready "$work/user/a.log" 2>/dev/null && break; sleep 0.1; done
 "$bin/record-app" "$bin/portal-app.py" "$work/user/b.log" "talk2=CTRL+ALT+m=Talk too" "term=<Control><Alt>t=Terminal" "record=SHIFT+F9=Record" --seconds 26 &
-wait %3 %4
+wait \$a \$!
 # Later: approve = "never" (written by the test): a new app gets nothing, A its approved chord.
 for i in \$(seq 100); do [ -e "$work/user/never" ] && break; sleep 0.1; done
 sleep 1
 "$bin/new-app" "$bin/portal-app.py" "$work/user/c.log" "new=CTRL+ALT+y=Something new" --seconds 1
 "$bin/talk-app" "$bin/portal-app.py" "$work/user/a2.log" "talk=CTRL+ALT+m=Push to talk" --seconds 1
-kill %1 %2
+kill \$agent \$portal
 wait
 DRIVER
 chmod 644 "$work/driver.sh"
