@@ -147,6 +147,6 @@ check "no typed key reached the apps' logs" eval "! grep -qvE '^(bound|list|read
 
 if [ "$failed" -gt 0 ]; then
     for f in service.log driver.log user/agent.log user/a.log user/b.log user/c.log user/a2.log; do echo "--- $f"; cat "$work/$f" 2>/dev/null; done
-    echo "--- portal"; grep -i "shortcut\|kbd" "$work/user/portal.log" | head -30
+    echo "--- portal"; grep -i -m 30 "shortcut\|kbd" "$work/user/portal.log"
 fi
 summary
