@@ -102,7 +102,7 @@ EOF
     [ "$1" != gnome-off ] || EXTRA_ENV=(XDG_CURRENT_DESKTOP=GNOME)
     # kwin-off: a Plasma session says KDE (auto goes by the desktop, never by a bus name).
     [ "$1" != kwin-off ] || EXTRA_ENV=(XDG_CURRENT_DESKTOP=KDE)
-    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
+    start_agent
     unset EXTRA_ENV
     # A second agent of another uid, with its own chord.
     printf '[osk]\nbackend = "none"\n\n[[command]]\nid = "other"\nkeys = "Ctrl+Alt+B"\nrun = ["/bin/sh", "-c", "echo other > %s/nobody/proof"]\n' "$work" > "$work/nobody/config.toml"
@@ -111,9 +111,7 @@ EOF
         "$bin/kbd-commandd-agent" --config "$work/nobody/config.toml" --socket "$work/socket" >"$work/nobody.log" 2>&1 &
     other_pid=$!
 
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
-        --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
-    service_pid=$!
+    start_service "$here/ctrl-alt-t.evemu"
 
     check "$1: both agents register with the service" \
         wait_for 10 eval "[ \$(grep -c 'registered 1 commands' '$work/service.log' '$SESSION_DIR/agent.log' '$work/nobody.log' 2>/dev/null | awk -F: '{s+=\$2} END {print s}') -ge 2 ]"
@@ -179,17 +177,14 @@ switch_scenario() {
     mkdir -p "$cfg"
     printf '[osk]\nbackend = "none"\n\n[[command]]\nid = "terminal"\nkeys = "Ctrl+Alt+T"\nrun = ["/bin/sh", "-c", "echo terminal >> %s/user/proof"]\n' "$work" > "$cfg/config.toml"
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
-    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
+    start_agent
     # nobody: a second user at the same seat, with the same chord.
     printf '[osk]\nbackend = "none"\n\n[[command]]\nid = "other"\nkeys = "Ctrl+Alt+T"\nrun = ["/bin/sh", "-c", "echo other >> %s/nobody/proof"]\n' "$work" > "$work/nobody/config.toml"
     chown nobody "$work/nobody/config.toml"
     setpriv --reuid=nobody --regid=nogroup --clear-groups env -i HOME="$work/nobody" PATH=/usr/bin:/bin \
         "$bin/kbd-commandd-agent" --config "$work/nobody/config.toml" --socket "$work/socket" >"$work/nobody.log" 2>&1 &
     other_pid=$!
-    service_t0=$(now_us)
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
-        --replay "$here/session-switch.evemu" >"$work/service.log" 2>&1 &
-    service_pid=$!
+    start_service "$here/session-switch.evemu"
     check "$run: both agents register with the service" \
         wait_for 10 eval "[ \$(grep -c 'registered 1 commands' '$SESSION_DIR/agent.log' '$work/nobody.log' 2>/dev/null | awk -F: '{s+=\$2} END {print s}') -ge 2 ]"
     local away="another session is active" back="this user's session is active"

@@ -52,12 +52,11 @@ for backend in ${BACKENDS:-none wvkbd squeekboard kwin gnome}; do
     mkdir -p "$cfg"
     printf '[osk]\nbackend = "%s"\n\n[text_input]\nsource = "%s"\n\n[[command]]\nid = "terminal"\nkeys = "Ctrl+Alt+T"\nrun = ["true"]\n' "$backend" "${TEXT_INPUT:-auto}" > "$cfg/config.toml"
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
-    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
-    agent=$SPAWNED_PID
+    start_agent
+    agent=$agent_pid
     wait_for 10 grep -q "waiting for the service" "$SESSION_DIR/agent.log"
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
-        --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
-    service=$!
+    start_service "$here/ctrl-alt-t.evemu"
+    service=$service_pid
     wait_for 10 grep -q "registered 1 commands" "$SESSION_DIR/agent.log"
     before=$(rss "$agent")
     # The recording attaches at once and types the chord 4 s later.

@@ -146,13 +146,8 @@ TOML
 
 start_agent_and_service() {
     local EXTRA_ENV=(KBD_BAR_TRACE=1)
-    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket"
-    agent_pid=$SPAWNED_PID
+    start_service_and_agent --agent-first "$here/bar-super-hold.evemu"
     unset EXTRA_ENV
-    service_t0=$(now_us)
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
-        --replay "$here/bar-super-hold.evemu" >"$work/service.log" 2>&1 &
-    service_pid=$!
 }
 
 sway_run() {
@@ -199,10 +194,7 @@ sway_run() {
     # The service restarts: the bar reconnects (the client's backoff) and shows the bar again.
     kill "$service_pid"; wait "$service_pid" 2>/dev/null; service_pid=
     check "sway: the bar noticed the service went away" wait_for 5 grep -q "lost the service" "$SESSION_DIR/agent.log"
-    service_t0=$(now_us)
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
-        --replay "$here/bar-super-hold.evemu" >>"$work/service.log" 2>&1 &
-    service_pid=$!
+    start_service "$here/bar-super-hold.evemu"
     check "sway: the bar reconnected to the new service" \
         wait_for 10 eval "[ \$(grep -c 'kbd-commandd-bar: connected to' '$SESSION_DIR/agent.log') -ge 2 ]"
     check "sway: the bar is back with the keyboard of the new replay" wait_for 10 foot_height_is $(( full - 55 ))

@@ -49,7 +49,7 @@ at() { local until=$(( service_t0 + $1 * 1000000 )); while [ "$(now_us)" -lt "$u
 
 # The user's config, then the service replaying the two key presses and the agent (with
 # EXTRA_ENV, when set).
-start_service_and_agent() {
+start_keymap_run() {
     local cfg="$SESSION_DIR/xdg/config/kbd-commandd"
     mkdir -p "$cfg"
     cat > "$cfg/config.toml" <<TOML
@@ -70,13 +70,7 @@ keys = "Ctrl+Y"
 run = ["/bin/sh", "-c", "echo redo >> $work/user/proof"]
 TOML
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
-    service_t0=$(now_us)
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
-        --replay "$here/ctrl-y-twice.evemu" >"$work/service.log" 2>&1 &
-    service_pid=$!
-    wait_for 5 test -S "$work/socket"
-    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket" --log-level debug
-    agent_pid=$SPAWNED_PID
+    start_service_and_agent --debug "$here/ctrl-y-twice.evemu"
 }
 
 # The two keys, around the desktop's switches: SWITCH_TO_DE and SWITCH_TO_US are commands.
@@ -103,7 +97,7 @@ run_sway() {
     "$here/session.sh" squeekboard >/dev/null 2>&1 || die "squeekboard did not start"
     wait_for "$WAIT_SECONDS" eval "as_user swaymsg -t get_inputs | matches '\"type\": \"keyboard\"'" || die "sway lists no keyboard"
     as_user swaymsg 'input type:keyboard xkb_layout "us,de"' >/dev/null || die "sway refused the layouts"
-    start_service_and_agent
+    start_keymap_run
     check "sway: the agent reads sway's layouts and sends them (us,de, first layout active)" \
         wait_for 5 eval "grep -q 'keymap: the desktop.s, layout us,de group 0 (sway IPC)' '$SESSION_DIR/agent.log' && service_keymap_is 'layout us,de variant  group 0'"
     as_user swaymsg 'input type:keyboard xkb_switch_layout 1' >/dev/null
@@ -120,7 +114,7 @@ run_gnome() {
     "${gs[@]}" sources "[('xkb', 'us'), ('xkb', 'de+nodeadkeys')]" || die "gsettings refused the sources"
     "${gs[@]}" mru-sources "[('xkb', 'us'), ('xkb', 'de+nodeadkeys')]"
     check "gnome: dconf keeps what gsettings wrote" eval "as_user gsettings get org.gnome.desktop.input-sources sources | matches nodeadkeys"
-    start_service_and_agent
+    start_keymap_run
     check "gnome: the agent reads GNOME's input sources and sends them (us,de(nodeadkeys), first active)" \
         wait_for 5 eval "grep -q \"keymap: the desktop's, layout us,de variant ,nodeadkeys group 0 (GNOME's input sources)\" '$SESSION_DIR/agent.log' && service_keymap_is 'layout us,de variant ,nodeadkeys group 0'"
     "${gs[@]}" mru-sources "[('xkb', 'de+nodeadkeys'), ('xkb', 'us')]"
@@ -133,7 +127,7 @@ run_kde() {
     fresh_work "$work"
     EXTRA_ENV=()
     "$here/session.sh" start --kwin >/dev/null || die "the KWin session did not start"
-    start_service_and_agent
+    start_keymap_run
     check "kde: one layout (no org.kde.keyboard, no kxkbrc): nothing reported, the service's own keymap" \
         eval "sleep 1; grep -q 'keymap: follows KDE' '$SESSION_DIR/agent.log' && ! grep -q 'keymap: the desktop' '$SESSION_DIR/agent.log'"
     printf '[Layout]\nDisplayNames=,\nLayoutList=us,de\nOptions=compose:ralt\nResetOldOptions=true\nUse=true\nVariantList=,nodeadkeys\n' \

@@ -181,6 +181,51 @@ logind_daemon() {
         exec "$@"' sh "$uid" "$KBD_USER" "$@"
 }
 
+# start_service REPLAY [ARG…]: the service as root in logind_daemon's namespace, on
+# $work/system.toml and $work/socket with --user-agents, replaying REPLAY, with ARGs after
+# (e.g. --log-level debug); its output is appended to $work/service.log. Sets service_pid
+# and service_t0 (the replay's clock starts with the service).
+start_service() {
+    local replay=$1; shift
+    service_t0=$(now_us)
+    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents \
+        --replay "$replay" "$@" >>"$work/service.log" 2>&1 &
+    service_pid=$!
+}
+
+# start_agent [ARG…]: the agent as KBD_USER on $work/socket (EXTRA_ENV applies, see as_user;
+# AGENT_PREFIX, an array, goes before it, e.g. (env -u I3SOCK)), its output in
+# $SESSION_DIR/agent.log. Sets agent_pid.
+start_agent() {
+    local prefix=()
+    if [ -n "${AGENT_PREFIX+x}" ]; then prefix=("${AGENT_PREFIX[@]}"); fi
+    spawn_as_user "$SESSION_DIR/agent.log" "${prefix[@]}" "$bin/kbd-commandd-agent" --socket "$work/socket" "$@"
+    agent_pid=$SPAWNED_PID
+}
+
+# start_service_and_agent [--agent-first] [--debug] REPLAY: the service replaying REPLAY and
+# the user's agent. By default the service first (the agent is started once the socket is
+# there); --agent-first starts the agent first (it waits for the service, as at login);
+# --debug gives both --log-level debug.
+start_service_and_agent() {
+    local agent_first=0 level=()
+    while :; do
+        case $1 in
+            --agent-first) agent_first=1; shift ;;
+            --debug) level=(--log-level debug); shift ;;
+            *) break ;;
+        esac
+    done
+    if [ "$agent_first" = 1 ]; then
+        start_agent "${level[@]}"
+        start_service "$1" "${level[@]}"
+    else
+        start_service "$1" "${level[@]}"
+        wait_for 5 test -S "$work/socket"
+        start_agent "${level[@]}"
+    fi
+}
+
 # logind_switch PID WHO: in the mount namespace of the service logind_daemon started (its
 # pid), makes WHO's session the active one on seat0, as a switch of virtual terminals does:
 # WHO is KBD_USER (session 1) or nobody (session 2, uid 65534, a second user at the same

@@ -58,12 +58,7 @@ chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
 as_user busctl --user call sm.puri.OSK0 /sm/puri/OSK0 sm.puri.OSK0 SetVisible b true
 visible() { as_user busctl --user get-property sm.puri.OSK0 /sm/puri/OSK0 sm.puri.OSK0 Visible; }
 
-logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
-    --replay "$here/ctrl-alt-t.evemu" >"$work/service.log" 2>&1 &
-service_pid=$!
-wait_for 5 test -S "$work/socket"
-spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket" --log-level debug
-agent_pid=$SPAWNED_PID
+start_service_and_agent --debug "$here/ctrl-alt-t.evemu"
 
 check "auto picks Phosh's keyboard; present: the key stays false (phoc's rule hides it)" \
     wait_for 5 eval "grep -q 'follows presence (hardware keyboard present)' '$SESSION_DIR/agent.log' && setting_is false"

@@ -115,15 +115,11 @@ EOF
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
 
     # The service first (its replay starts the clock), then the agent as the user.
-    local service_t0; service_t0=$(now_us)
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
-        --replay "$here/scope-chords.evemu" >"$work/service.log" 2>&1 &
-    service_pid=$!
-    wait_for 5 test -S "$work/socket"
-    local agent=("$bin/kbd-commandd-agent" --socket "$work/socket" --log-level debug)
     # EWMH: the X session without i3's socket in the agent's environment.
-    [ "$run" = ewmh ] && agent=(env -u I3SOCK "${agent[@]}")
-    spawn_as_user "$SESSION_DIR/agent.log" "${agent[@]}"
+    local AGENT_PREFIX=()
+    [ "$run" = ewmh ] && AGENT_PREFIX=(env -u I3SOCK)
+    start_service_and_agent --debug "$here/scope-chords.evemu"
+    unset AGENT_PREFIX
 
     local source="sway IPC"
     [ "$run" = i3 ] && source="i3 IPC"

@@ -77,15 +77,6 @@ EOF
     chown -R "$KBD_USER" "$SESSION_DIR/xdg/config"
 }
 
-start_service_and_agent() {
-    service_t0=$(now_us)
-    logind_daemon "$bin/kbd-commandd-daemon" --config "$work/system.toml" --socket "$work/socket" --user-agents --log-level debug \
-        --replay "$here/text-input.evemu" >"$work/service.log" 2>&1 &
-    service_pid=$!
-    wait_for 5 test -S "$work/socket"
-    spawn_as_user "$SESSION_DIR/agent.log" "$bin/kbd-commandd-agent" --socket "$work/socket" --log-level debug
-}
-
 # Whether the service was never told text input off (since it started).
 never_off() { ! grep -q 'set text input off' "$work/service.log"; }
 spoof_said() { grep -q "$1" "$SESSION_DIR/spoof.log"; }
@@ -112,7 +103,7 @@ spoof_scenario() {
     local spoof_pid=$SPAWNED_PID
     check "$run: the spoofing client is on the accessibility bus" wait_for "$WAIT_SECONDS" spoof_said READY
     if [ "$run" = spoof-kwin ]; then user_config accessibility; else user_config; fi
-    start_service_and_agent
+    start_service_and_agent --debug "$here/text-input.evemu"
     check "$run: the agent follows the accessibility bus" wait_for 5 grep -q "text input: follows the accessibility bus" "$SESSION_DIR/agent.log"
     [ "$run" != spoof-kwin ] || check "$run: KWin names the focused window's process" \
         grep -q "text input: follows .*the focused window's process from KWin" "$SESSION_DIR/agent.log"
@@ -169,7 +160,7 @@ scenario() {
     fi
 
     user_config
-    start_service_and_agent
+    start_service_and_agent --debug "$here/text-input.evemu"
 
     local source="the accessibility bus"
     [ "$run" = kwin ] && source="KWin's activeClientSupportsTextInput"

@@ -12,11 +12,45 @@
 #include <string.h>
 #include <stdio.h>
 
+/* One dlopen idiom (systemd's DLSYM_PROTOTYPE, as in CSystemd and CXcb): every symbol is
+ * loaded with KBD_DLSYM(lib, field, symbol). The agent is built without GLib's headers, so
+ * the types below are GLib's ABI (gboolean is int, gsize is size_t, the objects are
+ * opaque); compiled with KBD_CHECK_REAL_HEADERS and GLib's headers (ShimHeaderTests does,
+ * with pkg-config's flags for gio-2.0), each kbd_ type is GLib's own and each load is
+ * checked against the real declaration: a field of the wrong type does not compile. */
+#ifdef KBD_CHECK_REAL_HEADERS
+#define G_SETTINGS_ENABLE_BACKEND
+#include <gio/gio.h>
+#include <gio/gsettingsbackend.h>
+typedef GSettingsSchemaSource kbd_GSettingsSchemaSource;
+typedef GSettingsSchema kbd_GSettingsSchema;
+typedef GSettings kbd_GSettings;
+typedef GSettingsBackend kbd_GSettingsBackend;
+typedef GMainContext kbd_GMainContext;
+typedef GVariant kbd_GVariant;
+typedef GTypeInstance kbd_GTypeInstance;
+typedef GCallback kbd_GCallback;
+typedef GClosureNotify kbd_GClosureNotify;
+typedef GConnectFlags kbd_GConnectFlags;
+#define KBD_DLSYM(lib, field, symbol) do { \
+        _Static_assert(__builtin_types_compatible_p(__typeof__(field), __typeof__(&symbol)), \
+                       "the field for " #symbol " does not have the type of its declaration in GLib's headers"); \
+        (field) = (__typeof__(&symbol))dlsym((lib), #symbol); \
+    } while (0)
+#else
 typedef struct kbd_GSettingsSchemaSource kbd_GSettingsSchemaSource;
 typedef struct kbd_GSettingsSchema kbd_GSettingsSchema;
 typedef struct kbd_GSettings kbd_GSettings;
 typedef struct kbd_GSettingsBackend kbd_GSettingsBackend;
 typedef struct kbd_GMainContext kbd_GMainContext;
+typedef struct kbd_GVariant kbd_GVariant;
+typedef struct kbd_GTypeInstance kbd_GTypeInstance;
+typedef struct kbd_GClosure kbd_GClosure;
+typedef void (*kbd_GCallback)(void);
+typedef void (*kbd_GClosureNotify)(void *, kbd_GClosure *);
+typedef enum { KBD_G_CONNECT_DEFAULT = 0 } kbd_GConnectFlags;
+#define KBD_DLSYM(lib, field, symbol) ((field) = (__typeof__(field))dlsym((lib), #symbol))
+#endif
 
 struct kbd_gio {
     kbd_GSettingsSchemaSource *(*schema_source_get_default)(void);
@@ -30,7 +64,7 @@ struct kbd_gio {
     void (*settings_sync)(void);
     kbd_GSettingsBackend *(*backend_get_default)(void);
     kbd_GSettingsBackend *(*memory_backend_new)(void);
-    const char *(*type_name_from_instance)(void *);
+    const char *(*type_name_from_instance)(kbd_GTypeInstance *);
     void (*object_unref)(void *);
     kbd_GMainContext *(*main_context_new)(void);
     void (*main_context_push_thread_default)(kbd_GMainContext *);
@@ -39,13 +73,13 @@ struct kbd_gio {
     void (*main_context_unref)(kbd_GMainContext *);
     /* The input sources' watch (DesktopKeymapWatch): values of other types, and the
      * settings' "changed" signal. */
-    void *(*settings_get_value)(kbd_GSettings *, const char *);
+    kbd_GVariant *(*settings_get_value)(kbd_GSettings *, const char *);
     unsigned (*settings_get_uint)(kbd_GSettings *, const char *);
-    size_t (*variant_n_children)(void *);
-    void *(*variant_get_child_value)(void *, size_t);
-    const char *(*variant_get_string)(void *, size_t *);
-    void (*variant_unref)(void *);
-    unsigned long (*signal_connect_data)(void *, const char *, void (*)(void), void *, void *, int);
+    size_t (*variant_n_children)(kbd_GVariant *);
+    kbd_GVariant *(*variant_get_child_value)(kbd_GVariant *, size_t);
+    const char *(*variant_get_string)(kbd_GVariant *, size_t *);
+    void (*variant_unref)(kbd_GVariant *);
+    unsigned long (*signal_connect_data)(void *, const char *, kbd_GCallback, void *, kbd_GClosureNotify, kbd_GConnectFlags);
 };
 
 /* Loads libgio once; 0 on success, -ENOENT when it is not installed, -ENOSYS when an
@@ -55,33 +89,32 @@ static inline int kbd_gio_load(struct kbd_gio *f) {
     void *lib = dlopen("libgio-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return -ENOENT;
     /* dlsym on the handle also searches its dependencies (libgobject, libglib). */
-#define KBD_GIO_SYM(field, name) f->field = (__typeof__(f->field))dlsym(lib, name)
-    KBD_GIO_SYM(schema_source_get_default, "g_settings_schema_source_get_default");
-    KBD_GIO_SYM(schema_source_lookup, "g_settings_schema_source_lookup");
-    KBD_GIO_SYM(schema_has_key, "g_settings_schema_has_key");
-    KBD_GIO_SYM(schema_unref, "g_settings_schema_unref");
-    KBD_GIO_SYM(settings_new_full, "g_settings_new_full");
-    KBD_GIO_SYM(settings_get_boolean, "g_settings_get_boolean");
-    KBD_GIO_SYM(settings_set_boolean, "g_settings_set_boolean");
-    KBD_GIO_SYM(settings_is_writable, "g_settings_is_writable");
-    KBD_GIO_SYM(backend_get_default, "g_settings_backend_get_default");
-    KBD_GIO_SYM(memory_backend_new, "g_memory_settings_backend_new");
-    KBD_GIO_SYM(type_name_from_instance, "g_type_name_from_instance");
-    KBD_GIO_SYM(object_unref, "g_object_unref");
-    KBD_GIO_SYM(main_context_new, "g_main_context_new");
-    KBD_GIO_SYM(main_context_push_thread_default, "g_main_context_push_thread_default");
-    KBD_GIO_SYM(main_context_pop_thread_default, "g_main_context_pop_thread_default");
-    KBD_GIO_SYM(main_context_iteration, "g_main_context_iteration");
-    KBD_GIO_SYM(main_context_unref, "g_main_context_unref");
-    KBD_GIO_SYM(settings_get_value, "g_settings_get_value");
-    KBD_GIO_SYM(settings_get_uint, "g_settings_get_uint");
-    KBD_GIO_SYM(variant_n_children, "g_variant_n_children");
-    KBD_GIO_SYM(variant_get_child_value, "g_variant_get_child_value");
-    KBD_GIO_SYM(variant_get_string, "g_variant_get_string");
-    KBD_GIO_SYM(variant_unref, "g_variant_unref");
-    KBD_GIO_SYM(signal_connect_data, "g_signal_connect_data");
-#undef KBD_GIO_SYM
-    void (*sync)(void) = (void (*)(void))dlsym(lib, "g_settings_sync");
+    KBD_DLSYM(lib, f->schema_source_get_default, g_settings_schema_source_get_default);
+    KBD_DLSYM(lib, f->schema_source_lookup, g_settings_schema_source_lookup);
+    KBD_DLSYM(lib, f->schema_has_key, g_settings_schema_has_key);
+    KBD_DLSYM(lib, f->schema_unref, g_settings_schema_unref);
+    KBD_DLSYM(lib, f->settings_new_full, g_settings_new_full);
+    KBD_DLSYM(lib, f->settings_get_boolean, g_settings_get_boolean);
+    KBD_DLSYM(lib, f->settings_set_boolean, g_settings_set_boolean);
+    KBD_DLSYM(lib, f->settings_is_writable, g_settings_is_writable);
+    KBD_DLSYM(lib, f->backend_get_default, g_settings_backend_get_default);
+    KBD_DLSYM(lib, f->memory_backend_new, g_memory_settings_backend_new);
+    KBD_DLSYM(lib, f->type_name_from_instance, g_type_name_from_instance);
+    KBD_DLSYM(lib, f->object_unref, g_object_unref);
+    KBD_DLSYM(lib, f->main_context_new, g_main_context_new);
+    KBD_DLSYM(lib, f->main_context_push_thread_default, g_main_context_push_thread_default);
+    KBD_DLSYM(lib, f->main_context_pop_thread_default, g_main_context_pop_thread_default);
+    KBD_DLSYM(lib, f->main_context_iteration, g_main_context_iteration);
+    KBD_DLSYM(lib, f->main_context_unref, g_main_context_unref);
+    KBD_DLSYM(lib, f->settings_get_value, g_settings_get_value);
+    KBD_DLSYM(lib, f->settings_get_uint, g_settings_get_uint);
+    KBD_DLSYM(lib, f->variant_n_children, g_variant_n_children);
+    KBD_DLSYM(lib, f->variant_get_child_value, g_variant_get_child_value);
+    KBD_DLSYM(lib, f->variant_get_string, g_variant_get_string);
+    KBD_DLSYM(lib, f->variant_unref, g_variant_unref);
+    KBD_DLSYM(lib, f->signal_connect_data, g_signal_connect_data);
+    void (*sync)(void) = NULL;
+    KBD_DLSYM(lib, sync, g_settings_sync);
     if (!sync || !f->schema_source_get_default || !f->schema_source_lookup || !f->schema_has_key || !f->schema_unref ||
         !f->settings_new_full || !f->settings_get_boolean || !f->settings_set_boolean || !f->settings_is_writable ||
         !f->backend_get_default || !f->memory_backend_new || !f->type_name_from_instance || !f->object_unref || !f->main_context_new ||
@@ -109,7 +142,7 @@ enum {
  * no dconf module), copied into `name`. */
 static inline void kbd_gsettings_backend_name(const struct kbd_gio *f, char *name, size_t size) {
     kbd_GSettingsBackend *backend = f->backend_get_default();
-    const char *type = backend ? f->type_name_from_instance(backend) : "";
+    const char *type = backend ? f->type_name_from_instance((kbd_GTypeInstance *)backend) : "";
     strncpy(name, type ? type : "", size - 1);
     name[size - 1] = 0;
     if (backend) f->object_unref(backend);
@@ -182,7 +215,7 @@ static inline int kbd_input_sources_open(const struct kbd_gio *f, const char *sc
     f->main_context_push_thread_default(w->context);
     w->settings = f->settings_new_full(schema, NULL, NULL);
     f->schema_unref(schema);
-    f->signal_connect_data(w->settings, "changed", (void (*)(void))kbd_input_sources_changed, w, NULL, 0);
+    f->signal_connect_data(w->settings, "changed", (kbd_GCallback)kbd_input_sources_changed, w, NULL, (kbd_GConnectFlags)0);
     return KBD_GSETTINGS_OK;
 }
 
@@ -204,16 +237,16 @@ static inline void kbd_input_sources_key(const struct kbd_gio *f, struct kbd_inp
         snprintf(out, size, "%u", f->settings_get_uint(w->settings, key));
         return;
     }
-    void *value = f->settings_get_value(w->settings, key);
+    kbd_GVariant *value = f->settings_get_value(w->settings, key);
     if (!value) return;
     size_t n = f->variant_n_children(value);
     for (size_t i = 0; i < n; i++) {
-        void *child = f->variant_get_child_value(value, i);
+        kbd_GVariant *child = f->variant_get_child_value(value, i);
         if (strcmp(key, "xkb-options") == 0) {
             kbd_append(out, size, &used, f->variant_get_string(child, NULL));
         } else {
-            void *type = f->variant_get_child_value(child, 0);
-            void *id = f->variant_get_child_value(child, 1);
+            kbd_GVariant *type = f->variant_get_child_value(child, 0);
+            kbd_GVariant *id = f->variant_get_child_value(child, 1);
             kbd_append(out, size, &used, f->variant_get_string(type, NULL));
             kbd_append(out, size, &used, " ");
             kbd_append(out, size, &used, f->variant_get_string(id, NULL));

@@ -12,23 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One dlopen idiom (systemd's DLSYM_PROTOTYPE, as in CSystemd and CGio): a loaded symbol's
+ * field has the type of libxcb's own declaration and the load converts dlsym's pointer to
+ * exactly that type, so the compiler checks every symbol against the header. */
+#ifndef KBD_SYMBOL_TYPE
+#define KBD_SYMBOL_TYPE(symbol) __typeof__(&symbol)
+#define KBD_DLSYM(lib, field, symbol) ((field) = (KBD_SYMBOL_TYPE(symbol))dlsym((lib), #symbol))
+#endif
+
 struct kbd_xcb {
-    xcb_connection_t *(*connect)(const char *, int *);
-    int (*connection_has_error)(xcb_connection_t *);
-    void (*disconnect)(xcb_connection_t *);
-    const struct xcb_setup_t *(*get_setup)(xcb_connection_t *);
-    xcb_screen_iterator_t (*setup_roots_iterator)(const xcb_setup_t *);
-    void (*screen_next)(xcb_screen_iterator_t *);
-    int (*get_file_descriptor)(xcb_connection_t *);
-    xcb_intern_atom_cookie_t (*intern_atom)(xcb_connection_t *, uint8_t, uint16_t, const char *);
-    xcb_intern_atom_reply_t *(*intern_atom_reply)(xcb_connection_t *, xcb_intern_atom_cookie_t, xcb_generic_error_t **);
-    xcb_get_property_cookie_t (*get_property)(xcb_connection_t *, uint8_t, xcb_window_t, xcb_atom_t, xcb_atom_t, uint32_t, uint32_t);
-    xcb_get_property_reply_t *(*get_property_reply)(xcb_connection_t *, xcb_get_property_cookie_t, xcb_generic_error_t **);
-    void *(*get_property_value)(const xcb_get_property_reply_t *);
-    int (*get_property_value_length)(const xcb_get_property_reply_t *);
-    xcb_void_cookie_t (*change_window_attributes)(xcb_connection_t *, xcb_window_t, uint32_t, const void *);
-    int (*flush)(xcb_connection_t *);
-    xcb_generic_event_t *(*poll_for_event)(xcb_connection_t *);
+    KBD_SYMBOL_TYPE(xcb_connect) connect;
+    KBD_SYMBOL_TYPE(xcb_connection_has_error) connection_has_error;
+    KBD_SYMBOL_TYPE(xcb_disconnect) disconnect;
+    KBD_SYMBOL_TYPE(xcb_get_setup) get_setup;
+    KBD_SYMBOL_TYPE(xcb_setup_roots_iterator) setup_roots_iterator;
+    KBD_SYMBOL_TYPE(xcb_screen_next) screen_next;
+    KBD_SYMBOL_TYPE(xcb_get_file_descriptor) get_file_descriptor;
+    KBD_SYMBOL_TYPE(xcb_intern_atom) intern_atom;
+    KBD_SYMBOL_TYPE(xcb_intern_atom_reply) intern_atom_reply;
+    KBD_SYMBOL_TYPE(xcb_get_property) get_property;
+    KBD_SYMBOL_TYPE(xcb_get_property_reply) get_property_reply;
+    KBD_SYMBOL_TYPE(xcb_get_property_value) get_property_value;
+    KBD_SYMBOL_TYPE(xcb_get_property_value_length) get_property_value_length;
+    KBD_SYMBOL_TYPE(xcb_change_window_attributes) change_window_attributes;
+    KBD_SYMBOL_TYPE(xcb_flush) flush;
+    KBD_SYMBOL_TYPE(xcb_poll_for_event) poll_for_event;
 
     xcb_connection_t *conn;
     xcb_window_t root;
@@ -37,35 +45,32 @@ struct kbd_xcb {
     xcb_window_t watched;
 };
 
-static inline void *kbd_xcb_sym(void *lib, const char *name, int *missing) {
-    void *p = dlsym(lib, name);
-    if (!p) *missing = 1;
-    return p;
-}
-
 /* Loads libxcb once; 0 on success, -ENOENT when it is not installed. */
 static inline int kbd_xcb_load(struct kbd_xcb *x) {
     if (x->connect) return 0;
     void *lib = dlopen("libxcb.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return -ENOENT;
-    int m = 0;
-    x->connection_has_error = (int (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_connection_has_error", &m);
-    x->disconnect = (void (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_disconnect", &m);
-    x->get_setup = (const struct xcb_setup_t *(*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_get_setup", &m);
-    x->setup_roots_iterator = (xcb_screen_iterator_t (*)(const xcb_setup_t *))kbd_xcb_sym(lib, "xcb_setup_roots_iterator", &m);
-    x->screen_next = (void (*)(xcb_screen_iterator_t *))kbd_xcb_sym(lib, "xcb_screen_next", &m);
-    x->get_file_descriptor = (int (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_get_file_descriptor", &m);
-    x->intern_atom = (xcb_intern_atom_cookie_t (*)(xcb_connection_t *, uint8_t, uint16_t, const char *))kbd_xcb_sym(lib, "xcb_intern_atom", &m);
-    x->intern_atom_reply = (xcb_intern_atom_reply_t *(*)(xcb_connection_t *, xcb_intern_atom_cookie_t, xcb_generic_error_t **))kbd_xcb_sym(lib, "xcb_intern_atom_reply", &m);
-    x->get_property = (xcb_get_property_cookie_t (*)(xcb_connection_t *, uint8_t, xcb_window_t, xcb_atom_t, xcb_atom_t, uint32_t, uint32_t))kbd_xcb_sym(lib, "xcb_get_property", &m);
-    x->get_property_reply = (xcb_get_property_reply_t *(*)(xcb_connection_t *, xcb_get_property_cookie_t, xcb_generic_error_t **))kbd_xcb_sym(lib, "xcb_get_property_reply", &m);
-    x->get_property_value = (void *(*)(const xcb_get_property_reply_t *))kbd_xcb_sym(lib, "xcb_get_property_value", &m);
-    x->get_property_value_length = (int (*)(const xcb_get_property_reply_t *))kbd_xcb_sym(lib, "xcb_get_property_value_length", &m);
-    x->change_window_attributes = (xcb_void_cookie_t (*)(xcb_connection_t *, xcb_window_t, uint32_t, const void *))kbd_xcb_sym(lib, "xcb_change_window_attributes", &m);
-    x->flush = (int (*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_flush", &m);
-    x->poll_for_event = (xcb_generic_event_t *(*)(xcb_connection_t *))kbd_xcb_sym(lib, "xcb_poll_for_event", &m);
-    if (m) return -ENOSYS;
-    x->connect = (xcb_connection_t *(*)(const char *, int *))dlsym(lib, "xcb_connect");
+    KBD_DLSYM(lib, x->connection_has_error, xcb_connection_has_error);
+    KBD_DLSYM(lib, x->disconnect, xcb_disconnect);
+    KBD_DLSYM(lib, x->get_setup, xcb_get_setup);
+    KBD_DLSYM(lib, x->setup_roots_iterator, xcb_setup_roots_iterator);
+    KBD_DLSYM(lib, x->screen_next, xcb_screen_next);
+    KBD_DLSYM(lib, x->get_file_descriptor, xcb_get_file_descriptor);
+    KBD_DLSYM(lib, x->intern_atom, xcb_intern_atom);
+    KBD_DLSYM(lib, x->intern_atom_reply, xcb_intern_atom_reply);
+    KBD_DLSYM(lib, x->get_property, xcb_get_property);
+    KBD_DLSYM(lib, x->get_property_reply, xcb_get_property_reply);
+    KBD_DLSYM(lib, x->get_property_value, xcb_get_property_value);
+    KBD_DLSYM(lib, x->get_property_value_length, xcb_get_property_value_length);
+    KBD_DLSYM(lib, x->change_window_attributes, xcb_change_window_attributes);
+    KBD_DLSYM(lib, x->flush, xcb_flush);
+    KBD_DLSYM(lib, x->poll_for_event, xcb_poll_for_event);
+    if (!x->connection_has_error || !x->disconnect || !x->get_setup || !x->setup_roots_iterator || !x->screen_next ||
+        !x->get_file_descriptor || !x->intern_atom || !x->intern_atom_reply || !x->get_property || !x->get_property_reply ||
+        !x->get_property_value || !x->get_property_value_length || !x->change_window_attributes || !x->flush || !x->poll_for_event)
+        return -ENOSYS;
+    /* connect last: it is what says the table is loaded. */
+    KBD_DLSYM(lib, x->connect, xcb_connect);
     return x->connect ? 0 : -ENOSYS;
 }
 

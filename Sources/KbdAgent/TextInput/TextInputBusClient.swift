@@ -89,6 +89,51 @@ package struct TextInputProducer {
     /// sender owns the focused window; the object is FOCUSED; its role and states); every
     /// question asked without waiting, with `answerMicroseconds` for its answer.
     private func accessibility(_ session: MessageBus) throws(MessageBus.Failure) {
+        let bus = try accessibilityBus(session)
+        // On KDE without a focus source, KWin names the focused window's process (a script).
+        var kwinWindow: KWinActiveWindow?
+        var start = window
+        if window == .unknown, Self.usesKWin(currentDesktop: currentDesktop), let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }),
+           runtime.hasPrefix("/") {
+            do {
+                kwinWindow = try KWinActiveWindow(session: session, runtimeDirectory: runtime)
+                start = .none  // until KWin says
+            } catch {
+                say("warning KWin does not say whose window has the focus (\(error)); every focus claim is checked on its object only")
+            }
+        }
+        say("source the accessibility bus (AT-SPI focus events\(kwinWindow != nil ? "; the focused window's process from KWin" : ""))")
+        var watch = AccessibilityWatch(bus: bus, claims: FocusClaims(window: start))
+        // What has the focus now (the agent may start after the user focused a text field).
+        switch focusedNow(bus) {
+        case .object(let object): watch.send(watch.claims.claimed(object))
+        case .nothing: break
+        case .unanswered:
+            say("warning the accessibility tree did not answer within \(Self.walkMilliseconds) ms; text input is on until an application claims the focus")
+            watch.claims.undecided()
+        }
+        let lines = LineBuffer(maxLineBytes: 256)
+        while true {
+            if kwinWindow != nil {
+                for call in try session.step().calls {
+                    if let now = kwinWindow?.window(call) { watch.send(watch.claims.windowChanged(now)) }
+                }
+            }
+            try watch.step()
+            sayTextInput(&watch)
+            let ready = try bus.wait(orReadable: [input, kwinWindow != nil ? session.fd : -1])
+            guard ready[0] else { continue }
+            // The agent: whose window has the focus (KWin's word wins over the agent's "unknown").
+            for window in readFocusedApplications(lines) where kwinWindow == nil {
+                watch.send(watch.claims.windowChanged(window))
+            }
+            sayTextInput(&watch)
+        }
+    }
+
+    /// The accessibility bus (its address from the session bus), listening to focus changes
+    /// and to applications leaving it.
+    private func accessibilityBus(_ session: MessageBus) throws(MessageBus.Failure) -> MessageBus {
         let address = try session.callString("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress")
         let bus = try MessageBus(address: address, callTimeoutMicroseconds: Self.answerMicroseconds)
         try bus.addMatch("type='signal',interface='org.a11y.atspi.Event.Object',member='StateChanged',arg0='focused'")
@@ -106,93 +151,28 @@ package struct TextInputProducer {
         } catch {
             say("warning the accessibility registry did not take the event listener: \(error)")
         }
-        // On KDE without a focus source, KWin names the focused window's process (a script).
-        var kwinWindow: KWinActiveWindow?
-        var start = window
-        if window == .unknown, Self.usesKWin(currentDesktop: currentDesktop), let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }),
-           runtime.hasPrefix("/") {
-            do {
-                kwinWindow = try KWinActiveWindow(session: session, runtimeDirectory: runtime)
-                start = .none  // until KWin says
-            } catch {
-                say("warning KWin does not say whose window has the focus (\(error)); every focus claim is checked on its object only")
-            }
+        return bus
+    }
+
+    /// Says "1" or "0" when FocusClaims' decision changed since it last said.
+    private func sayTextInput(_ watch: inout AccessibilityWatch) {
+        if watch.claims.textInput != watch.said {
+            watch.said = watch.claims.textInput
+            say(watch.claims.textInput ? "1" : "0")
         }
-        say("source the accessibility bus (AT-SPI focus events\(kwinWindow != nil ? "; the focused window's process from KWin" : ""))")
-        var claims = FocusClaims(window: start)
-        var kinds: [UInt64: FocusClaims.Question] = [:]
-        func send(_ asks: [FocusClaims.Ask]) {
-            for a in asks {
-                do throws(MessageBus.Failure) {
-                    switch a.question {
-                    case .pid(let name):
-                        try bus.ask(tag: a.tag, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-                                    argument: name, words: false)
-                    case .states(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetState", words: true)
-                    case .role(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetRole", words: false)
-                    }
-                    kinds[a.tag] = a.question
-                } catch {
-                    send(claims.answered(a.tag, .missing))  // not even sent: no answer (fail closed)
-                }
-            }
+    }
+
+    /// The agent's lines that came (FocusedApplication each); exits when the agent is gone.
+    private func readFocusedApplications(_ lines: LineBuffer) -> [FocusedApplication] {
+        switch lines.read(from: input, budget: 4096) {
+        case .eof, .error: _exit(0)  // the agent is gone
+        case .bytes, .again: break
         }
-        // What has the focus now (the agent may start after the user focused a text field).
-        switch focusedNow(bus) {
-        case .object(let object): send(claims.claimed(object))
-        case .nothing: break
-        case .unanswered:
-            say("warning the accessibility tree did not answer within \(Self.walkMilliseconds) ms; text input is on until an application claims the focus")
-            claims.undecided()
+        var windows: [FocusedApplication] = []
+        while case .line(let bytes) = lines.nextLine() {
+            if let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) { windows.append(window) }
         }
-        var said: Bool?
-        let lines = LineBuffer(maxLineBytes: 256)
-        while true {
-            if kwinWindow != nil {
-                for call in try session.step().calls {
-                    if let now = kwinWindow?.window(call) { send(claims.windowChanged(now)) }
-                }
-            }
-            let (signals, answers, _) = try bus.step()
-            for signal in signals {
-                if signal.member == "NameOwnerChanged" {
-                    if signal.newOwner.isEmpty { claims.applicationGone(signal.detail) }
-                } else if signal.member == "StateChanged", signal.detail == "focused" {
-                    let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
-                    if signal.detail1 != 0 { send(claims.claimed(object)) } else { claims.unfocused(object) }
-                }
-            }
-            for answer in answers {
-                guard let question = kinds.removeValue(forKey: answer.tag) else { continue }
-                let value: FocusClaims.Answer
-                switch question {
-                case .states: value = answer.words.map { .words($0) } ?? .missing
-                case .pid, .role: value = answer.value.map { .number($0) } ?? .missing
-                }
-                send(claims.answered(answer.tag, value))
-            }
-            if claims.textInput != said { said = claims.textInput; say(claims.textInput ? "1" : "0") }
-            let ready = try bus.wait(orReadable: [input, kwinWindow != nil ? session.fd : -1])
-            guard ready[0] else { continue }
-            // The agent: whose window has the focus.
-            switch lines.read(from: input, budget: 4096) {
-            case .eof, .error: _exit(0)  // the agent is gone
-            case .bytes, .again: break
-            }
-            while true {
-                switch lines.nextLine() {
-                case .line(let bytes):
-                    // KWin's word wins over the agent's "unknown".
-                    if kwinWindow == nil, let window = FocusedApplication(line: String(decoding: bytes, as: UTF8.self)) {
-                        send(claims.windowChanged(window))
-                    }
-                    continue
-                case .tooLong, .none: break
-                }
-                break
-            }
-            if claims.textInput != said { said = claims.textInput; say(claims.textInput ? "1" : "0") }
-        }
+        return windows
     }
 
     /// How long the walk at start may take in all (an application that answers slowly or
@@ -236,4 +216,59 @@ package struct TextInputProducer {
         return late ? .unanswered : .nothing
     }
 
+}
+
+/// The accessibility bus's questions and answers: FocusClaims asks (a sender's pid, an
+/// object's states or role), the questions go out without waiting, and each answer comes
+/// back to FocusClaims by its tag.
+private struct AccessibilityWatch {
+    let bus: MessageBus
+    var claims: FocusClaims
+    var kinds: [UInt64: FocusClaims.Question] = [:]
+    /// What was last said to the agent (nil: nothing yet).
+    var said: Bool?
+
+    init(bus: MessageBus, claims: FocusClaims) {
+        self.bus = bus
+        self.claims = claims
+    }
+
+    mutating func send(_ asks: [FocusClaims.Ask]) {
+        for a in asks {
+            do throws(MessageBus.Failure) {
+                switch a.question {
+                case .pid(let name):
+                    try bus.ask(tag: a.tag, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                argument: name, words: false)
+                case .states(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetState", words: true)
+                case .role(let o): try bus.ask(tag: a.tag, o.application, o.path, "org.a11y.atspi.Accessible", "GetRole", words: false)
+                }
+                kinds[a.tag] = a.question
+            } catch {
+                send(claims.answered(a.tag, .missing))  // not even sent: no answer (fail closed)
+            }
+        }
+    }
+
+    /// The bus's signals (focus changes, applications gone) and answers that came.
+    mutating func step() throws(MessageBus.Failure) {
+        let (signals, answers, _) = try bus.step()
+        for signal in signals {
+            if signal.member == "NameOwnerChanged" {
+                if signal.newOwner.isEmpty { claims.applicationGone(signal.detail) }
+            } else if signal.member == "StateChanged", signal.detail == "focused" {
+                let object = AccessibleFocus.Object(application: signal.sender, path: signal.path)
+                if signal.detail1 != 0 { send(claims.claimed(object)) } else { claims.unfocused(object) }
+            }
+        }
+        for answer in answers {
+            guard let question = kinds.removeValue(forKey: answer.tag) else { continue }
+            let value: FocusClaims.Answer
+            switch question {
+            case .states: value = answer.words.map { .words($0) } ?? .missing
+            case .pid, .role: value = answer.value.map { .number($0) } ?? .missing
+            }
+            send(claims.answered(answer.tag, value))
+        }
+    }
 }
