@@ -107,7 +107,8 @@ check "A's ListShortcuts says Ctrl+Alt+M" grep -qx "list talk Ctrl+Alt+M" "$work
 check "B got SHIFT+F9 as Shift+F9" wait_for 10 grep -qx "bound record Shift+F9" "$work/user/b.log"
 check "B did not get A's trigger" eval "! grep -q 'talk2' '$work/user/b.log'"
 check "B did not get the user's own Ctrl+Alt+T" eval "! grep -q 'bound term' '$work/user/b.log'"
-check "the service has A's binding in the user's table under A's name" wait_for 5 listed -E "Ctrl\+Alt\+M.*Push to talk"
+check "the service has A's binding in the user's table, titled by its description" wait_for 5 listed -E "Ctrl\+Alt\+M.*Push to talk"
+check "… in A's group (the HUD and the bar show it under the app's name)" listed -E "Ctrl\+Alt\+M.*group: talk-app"
 check "the service has B's binding" listed -E "Shift\+F9.*Record"
 at 11
 check "A: one Activated for the held Ctrl+Alt+M" eval "[ \$(count '^activated talk' '$work/user/a.log') = 1 ]"
