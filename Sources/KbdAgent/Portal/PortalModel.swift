@@ -117,8 +117,8 @@ public struct PortalSessions: Sendable {
         guard requests.allSatisfy(\.isValid), Set(requests.map(\.id)).count == requests.count else { throw .invalid }
         var claimed: Set<String> = []
         return requests.map { r in
-            let approved = approvals.trigger(app: s.app, shortcutID: r.id)
-            let preferred = r.preferredTrigger.flatMap { PortalTrigger(parsing: $0) }
+            let approved = approvals.trigger(app: s.app, shortcutID: r.id).flatMap { $0.isRegistrable ? $0 : nil }
+            let preferred = r.preferredTrigger.flatMap { PortalTrigger(parsing: $0) }.flatMap { $0.isRegistrable ? $0 : nil }
             let candidate = approved ?? preferred
             let conflict = candidate.flatMap { conflictOf($0, session: path, taken: taken, claimed: claimed) }
             if let approved, conflict == nil { claimed.insert(approved.keys); return .bind(approved) }

@@ -41,6 +41,10 @@ public struct PortalTrigger: Sendable, Equatable, CustomStringConvertible {
         self.keys = ChordKey(modifiers: mods, keysym: sym).description
     }
 
+    /// Whether the service takes it as a command's keys: a trigger it would refuse is never
+    /// bound (a refused chord would refuse the user's whole table).
+    public var isRegistrable: Bool { (try? ChordKey.parseSequence(keys)) != nil }
+
     /// The words of `CTRL+ALT+m` or `<Control><Alt>m` (GTK's accelerator format).
     private static func words(_ text: String) -> [String]? {
         let trimmed = text.trimmingBlanks

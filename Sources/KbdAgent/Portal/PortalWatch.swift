@@ -120,7 +120,7 @@ final class PortalWatch {
         let id = String(decoding: words[0], as: UTF8.self), keys = String(decoding: words[1], as: UTF8.self)
         let app = String(decoding: words[3].prefix(count), as: UTF8.self)
         let rest = words[3].dropFirst(count)
-        guard id.hasPrefix("portal:"), rest.isEmpty || rest.first == UInt8(ascii: " "), (try? ChordKey.parseSequence(keys)) != nil else { return nil }
+        guard id.hasPrefix("portal:"), rest.isEmpty || rest.first == UInt8(ascii: " "), PortalTrigger(keys: keys).isRegistrable else { return nil }
         return Binding(commandID: id, keys: keys, app: app, description: String(decoding: rest.dropFirst(), as: UTF8.self))
     }
 }
