@@ -158,10 +158,12 @@ let package = Package(
                            "KbdEvdev", "KbdSeats", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdControl", "KbdProcess", "KbdDaemon"],
             swiftSettings: strict
         ),
-        // Shared by tests, the bench and the fuzz targets: fake devices, the recording generator, seeded randomness.
+        // Shared by tests, the bench and the fuzz targets: fake devices, the recording generator, seeded randomness,
+        // the daemon harness (a daemon on fake devices) and a client of its socket.
         .target(
             name: "KbdTestSupport",
-            dependencies: ["KbdSystem", "KbdCore", "KbdRecording", "KbdSeats", "CLinux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KbdSystem", "KbdCore", "KbdRecording", "KbdSeats", "KbdKeymap", "KbdCommands", "KbdPipeline", "KbdConfig", "KbdProcess", "KbdDaemon",
+                           "CLinux", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The service process: options, logging, sd_notify, signals (no argument parser, no Foundation).

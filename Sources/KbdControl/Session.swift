@@ -75,6 +75,7 @@ public final class ControlSession {
         case activeSessions(ActiveSessions)
         /// Tell the clients of `uid` that its session on `seat` became active or not.
         case sessionEvent(uid: UInt32, seat: String, active: Bool)
+        /// The client's subscriptions (the session keeps them: `deliveries` and `subscribers(of:)`).
         case subscribe(client: Int, Set<PipelineEvent.Kind>)
         /// The keymap `seat`'s keys are mapped with: the newest desktop keymap claimed there
         /// (nil: the service's own).
@@ -140,6 +141,9 @@ public final class ControlSession {
     /// Who is at each seat (the daemon feeds it from logind), and why logind is not followed.
     public private(set) var sessions = ActiveSessions.unavailable
     public private(set) var loginProblem: String? = "logind is not followed yet"
+    /// The connected clients, by id: what each subscribed to and was last sent of the HUD and
+    /// the toolbar (SessionDelivery.swift decides from them who is sent what).
+    var clients: [Int: ClientState] = [:]
 
     public init() {}
 
@@ -253,6 +257,8 @@ public final class ControlSession {
             }
             let reply = ControlReply.subscribe(.init(events: kinds, hardwareKeyboard: view.hardwareKeyboard, reason: view.presenceReason,
                                                       started: view.started, geometry: view.geometry))
+            clients[peer.id]?.subscriptions = kinds
+            clients[peer.id]?.lastToolbar = nil
             return Outcome(reply: reply, effects: [.subscribe(client: peer.id, kinds)])
         case .setScopes(let list):
             let before = seatClaims()
@@ -301,6 +307,7 @@ public final class ControlSession {
 
     /// A client left: what it claimed and registered leaves with it.
     public func disconnected(_ client: Int) -> [Effect] {
+        clients[client] = nil
         let before = seatClaims()
         scopeClaims.removeAll { $0.client == client }
         textInputClaims.removeAll { $0.client == client }

@@ -1,7 +1,7 @@
 import KbdCore
 import KbdSystem
 import KbdControl
-import KbdPipeline
+import KbdProcess
 import Logging
 import CLinux
 #if canImport(Glibc)
@@ -40,15 +40,13 @@ final class ControlServer {
         let input: LineBuffer
         private(set) var output: [UInt8] = []
         private var head = 0
-        var subscriptions: Set<PipelineEvent.Kind> = []
-        /// The last `toolbar` event sent (nil: none yet, or the client may not see one now).
-        var lastToolbar: ControlEvent.Toolbar?
-        /// The last `hud` event sent (its content, for a refresh while the HUD stays shown).
-        var lastHud: ControlEvent.Hud?
         /// Registered for writability (output is waiting for the socket).
         fileprivate(set) var wantsWritable = false
         /// Not read while its unread replies pile up.
         fileprivate(set) var readingPaused = false
+
+        /// As the control session knows it.
+        var peer: ControlSession.Peer { ControlSession.Peer(id: id, uid: uid, trusted: trusted) }
 
         init(id: Int, fd: Int32, uid: UInt32, trusted: Bool, maxLineBytes: Int) {
             self.id = id
@@ -92,9 +90,8 @@ final class ControlServer {
     let path: String
     let listener: Int32
     private let logger: Logger
-    private let epoll: Epoll
-    private let clientTokens: UInt64
-    private let listenerToken: UInt64
+    /// The daemon's loop: the listener is `.listener`, each client `.client(fd)`.
+    private let loop: DaemonLoop
     let maxLineBytes: Int
     let maxQueuedBytes: Int
     let maxClients: Int
@@ -109,6 +106,8 @@ final class ControlServer {
     /// Output above which a client's requests are not read until it reads its replies.
     let pauseReadingAbove = 256 * 1024
     private(set) var clients: [Int32: Client] = [:]
+    /// The same clients by id (the control session names them so).
+    private var byID: [Int: Client] = [:]
     private var nextID = 1
     /// Slots only operators may take.
     let operatorReserve: Int
@@ -158,14 +157,12 @@ final class ControlServer {
     /// answers) is replaced; a live one (another instance serves it), or anything that is
     /// not a socket, is an error and left in place.
     /// The corresponding C functions are `socket`, `bind`, `chmod` and `listen`.
-    init(path: String, mode: UInt32 = 0o660, logger: Logger, epoll: Epoll, clientTokens: UInt64, listenerToken: UInt64,
+    init(path: String, mode: UInt32 = 0o660, logger: Logger, loop: DaemonLoop,
          maxLineBytes: Int = 64 * 1024, maxQueuedBytes: Int = 1 << 20, maxClients: Int = 256, userAgents: Bool = false,
          maxClientsPerUser: Int = 16) throws(SystemError) {
         self.path = path
         self.logger = logger
-        self.epoll = epoll
-        self.clientTokens = clientTokens
-        self.listenerToken = listenerToken
+        self.loop = loop
         self.maxLineBytes = maxLineBytes
         self.maxQueuedBytes = maxQueuedBytes
         self.maxClients = maxClients
@@ -192,7 +189,7 @@ final class ControlServer {
             throw SystemError(operation: "listen", path: path, errno: e)
         }
         listener = fd
-        do { try epoll.add(fd, token: listenerToken) } catch {
+        do { try loop.watch(fd, as: .listener) } catch {
             close(fd)
             throw error
         }
@@ -225,14 +222,15 @@ final class ControlServer {
 
     deinit {
         for c in clients.values { close(c.fd) }
-        epoll.remove(listener)
+        loop.unwatch(listener)
         close(listener)
         // Only our own socket: another instance may have bound the path since.
         var st = stat()
         if let bound, lstat(path, &st) == 0, UInt64(st.st_dev) == bound.dev, UInt64(st.st_ino) == bound.ino { unlink(path) }
     }
 
-    private func token(_ client: Client) -> UInt64 { clientTokens | UInt64(UInt32(bitPattern: client.fd)) }
+    /// The connected client with this id.
+    func client(id: Int) -> Client? { byID[id] }
 
     private func updateInterest(_ client: Client) {
         let wantsWritable = client.queuedBytes > 0
@@ -240,8 +238,7 @@ final class ControlServer {
         guard wantsWritable != client.wantsWritable || readingPaused != client.readingPaused else { return }
         client.wantsWritable = wantsWritable
         client.readingPaused = readingPaused
-        epoll.modify(client.fd, token: token(client),
-                     events: (readingPaused ? 0 : Epoll.readable) | (wantsWritable ? Epoll.writable : 0))
+        loop.modify(client.fd, events: (readingPaused ? 0 : Epoll.readable) | (wantsWritable ? Epoll.writable : 0))
     }
 
     // MARK: - Accepting
@@ -280,12 +277,13 @@ final class ControlServer {
                 continue
             }
             let client = Client(id: nextID, fd: fd, uid: cred.uid, trusted: trusted, maxLineBytes: maxLineBytes)
-            do { try epoll.add(fd, token: token(client)) } catch {
+            do { try loop.watch(fd, as: .client(fd)) } catch {
                 close(fd)
                 continue
             }
             nextID += 1
             clients[fd] = client
+            byID[client.id] = client
             if !trusted {
                 userClients[cred.uid, default: 0] += 1
                 userClientTotal += 1
@@ -338,7 +336,7 @@ final class ControlServer {
     private func pauseAccepting(now: EventTime, error: Int32) {
         guard acceptRetryAt == nil else { return }
         acceptRetryAt = now.adding(milliseconds: 1000)
-        epoll.modify(listener, token: listenerToken, events: 0)
+        loop.modify(listener, events: 0)
         logger.warning("control: not accepting clients: \(SystemError(operation: "accept", errno: error).message) (\(clients.count) clients); resuming when a descriptor is freed")
     }
 
@@ -346,7 +344,7 @@ final class ControlServer {
     func resumeAccepting() {
         guard acceptRetryAt != nil else { return }
         acceptRetryAt = nil
-        epoll.modify(listener, token: listenerToken, events: Epoll.readable)
+        loop.modify(listener, events: Epoll.readable)
     }
 
     /// The groups a peer had when it connected. The corresponding socket option is `SO_PEERGROUPS`.
@@ -453,7 +451,8 @@ final class ControlServer {
     }
 
     func remove(_ client: Client) {
-        epoll.remove(client.fd)
+        loop.unwatch(client.fd)
+        if byID[client.id] === client { byID[client.id] = nil }
         if clients[client.fd] === client, !client.trusted {
             userClients[client.uid, default: 1] -= 1
             if userClients[client.uid] == 0 { userClients[client.uid] = nil }

@@ -1,6 +1,6 @@
 import KbdSystem
 public import KbdCore
-public import KbdKeymap
+import KbdKeymap
 public import KbdCommands
 public import KbdPipeline
 public import KbdConfig
@@ -14,100 +14,33 @@ import CLinux
 import Glibc
 #endif
 
-/// The live service: one thread runs `run()`, owns every device handle, the
-/// control socket and the children, and sleeps in `epoll_wait` with no timeout
-/// unless a sequence or presence debounce is pending. Devices feed the same
-/// `Pipeline` as replay.
+/// The live service: one thread runs `run()`, owns every device handle (`DeviceSet`), the
+/// control socket and the children, and sleeps in its `EventLoop` with no timeout unless a
+/// named timer is armed (a pending sequence, presence debounce, a command's limit). Devices
+/// feed the same `Pipeline` as replay; the control session decides what each client is sent,
+/// and the daemon writes it.
 ///
 /// Everything that touches the process (signals, sd_notify, the config path) is
 /// the caller's: signals come in through `addExternal`, config through `load`.
 public final class KeyboardDaemon {
-    public struct Options: Sendable {
-        /// Where the control socket goes; nil for none.
-        public var socketPath: String?
-        /// Let clients subscribe to `key` events (typed text).
-        public var allowKeyEvents: Bool
-        public var maxChildren: Int
-        public var presenceDebounceMilliseconds: Int
-        public var compose: ComposeSource
-        /// "NAME=value" strings `run` programs get (`KBD_COMMAND_ID` is added per child).
-        public var childEnvironment: [String]
-        /// At most this many control clients at once.
-        public var maxClients: Int
-        /// Serve every local user's session agent (socket mode 0666): a peer that is not
-        /// root, the service's user or in its group may register its own table and learn
-        /// presence and geometry, nothing else. Off: such peers are refused (mode 0660).
-        public var userAgents: Bool
-        /// How the runner learns that a command's process exited (`.polled`: the daemon reaps
-        /// after each turn of its loop; CommandRunner.ExitNotice).
-        public var childExits: CommandRunner.ExitNotice
-
-        public init(socketPath: String? = nil, allowKeyEvents: Bool = false, maxChildren: Int = 8,
-                    presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, compose: ComposeSource = .none,
-                    childEnvironment: [String] = CommandRunner.defaultEnvironment, maxClients: Int = 256, userAgents: Bool = false,
-                    childExits: CommandRunner.ExitNotice = .pidfd) {
-            self.socketPath = socketPath
-            self.allowKeyEvents = allowKeyEvents
-            self.maxChildren = maxChildren
-            self.presenceDebounceMilliseconds = presenceDebounceMilliseconds
-            self.compose = compose
-            self.childEnvironment = childEnvironment
-            self.maxClients = maxClients
-            self.userAgents = userAgents
-            self.childExits = childExits
-        }
-    }
-
-    /// A loaded configuration: the table and the keymap compiled for it.
-    public struct Loaded {
-        public var config: Config
-        public var keymap: XkbKeymap
-        public init(config: Config, keymap: XkbKeymap) {
-            self.config = config
-            self.keymap = keymap
-        }
-    }
-
-
-    private enum Token {
-        static let hotplug: UInt64 = 1
-        static let listener: UInt64 = 2
-        static let devices: UInt64 = 1 << 32
-        static let clients: UInt64 = 2 << 32
-        static let children: UInt64 = 3 << 32
-        static let external: UInt64 = 4 << 32
-        static let processes: UInt64 = 5 << 32
-        static let seats: UInt64 = 3
-    }
-
     public let options: Options
     public let logger: Logger
-    private let source: any DeviceSource
     private let clock: () -> EventTime
     /// When the service started, on the clock event times use (the subscribe reply's
     /// `started`: `watch` prints times relative to it).
     private let started: EventTime
     private let load: () throws -> Loaded
-    private let epoll: Epoll
+    /// The loop: every descriptor registered as a `DaemonRegistration`, the deadlines as named timers.
+    private let loop: DaemonLoop
     private var loaded: Loaded
     private var pipeline: Pipeline
     private var control: ControlServer?
     public let runner: CommandRunner
-    private var open: [DeviceID: any InputDevice] = [:]
-    private var byPath: [String: DeviceID] = [:]
-    /// Every node seen, with its verdict or why it could not be opened.
-    public private(set) var known: [String: DeviceRow] = [:]
-    private var nextDevice = 1
-    /// Hotplugged nodes still unreadable after udev changed them, with when to say so: udev
-    /// makes several changes (owner, mode, then the rule's ACL), so one refusal in between
-    /// is no verdict; still refused after `accessGraceMilliseconds`, the node is named.
-    private var accessChecks: [String: EventTime] = [:]
-    static let accessGraceMilliseconds = 2000
-    /// Nodes not opened (permission denied) that the source says are neither keyboards nor
-    /// switches (a PC speaker, a mouse, a tablet): the service does not need them, so they are
-    /// not counted as unreadable.
-    private var unneededNodes: Set<String> = []
-    private var externals: [UInt64: (Int32, () -> Void)] = [:]
+    private let devices: DeviceSet
+    /// Outside descriptors' handlers (`addExternal`), by `.external(index)`.
+    private var externals: [Int: () -> Void] = [:]
+    /// Clients the loop handed over in this turn (the backlog timer serves the others).
+    private var readyClients: Set<Int32> = []
     /// The control socket's rules and the claims clients hold (scopes, text input, users'
     /// tables): the daemon applies what it decides to the pipeline.
     private let session = ControlSession()
@@ -128,8 +61,6 @@ public final class KeyboardDaemon {
     private var reloadThisTurn: ReloadOutcome?
     private var stopRequested = false
     private var events: [PipelineEvent] = []
-    private var inputBuffer: [InputEvent] = []
-    private var ready: [Epoll.Ready] = []
     /// Called with every pipeline event after the daemon handled it (tests, metrics).
     public var observer: ((PipelineEvent) -> Void)?
     /// Called after each command was dispatched: (command, event time, dispatch time), for latency figures.
@@ -139,42 +70,41 @@ public final class KeyboardDaemon {
     public init(options: Options, source: any DeviceSource, logger: Logger, clock: @escaping () -> EventTime = monotonicNow,
                 load: @escaping () throws -> Loaded) throws {
         self.options = options
-        self.source = source
         self.logger = logger
         self.clock = clock
         self.started = clock()
         self.load = load
-        self.epoll = try Epoll()
+        let loop = try DaemonLoop(clock: clock, inputFirst: { $0.isInput })
+        self.loop = loop
         self.loaded = try load()
         self.runner = CommandRunner(maxChildren: options.maxChildren, environment: options.childEnvironment, logger: logger, clock: clock,
                                     exitNotice: options.childExits)
         self.pipeline = try Self.makePipeline(loaded, options: options)
-        let epoll = self.epoll
-        runner.watch = { fd, kind in
-            try? epoll.add(fd, token: (kind == .output ? Token.children : Token.processes) | UInt64(UInt32(bitPattern: fd)))
-        }
-        runner.unwatch = { fd in epoll.remove(fd) }
-        runner.setPaused = { fd, paused in
-            epoll.modify(fd, token: Token.children | UInt64(UInt32(bitPattern: fd)), events: paused ? 0 : Epoll.readable)
-        }
+        self.devices = DeviceSet(source: source, logger: logger, clock: clock, loop: loop)
+        runner.watch = { fd, kind in try? loop.watch(fd, as: kind == .output ? .commandOutput(fd) : .commandExit(fd)) }
+        runner.unwatch = { fd in loop.unwatch(fd) }
+        runner.setPaused = { fd, paused in loop.modify(fd, events: paused ? 0 : Epoll.readable) }
         if let path = options.socketPath {
-            let server = try ControlServer(path: path, mode: options.userAgents ? 0o666 : 0o660, logger: logger, epoll: epoll,
-                                           clientTokens: Token.clients, listenerToken: Token.listener, maxClients: options.maxClients,
-                                           userAgents: options.userAgents)
-            control = server
+            control = try ControlServer(path: path, mode: options.userAgents ? 0o666 : 0o660, logger: logger, loop: loop,
+                                        maxClients: options.maxClients, userAgents: options.userAgents)
             logger.info("control socket at \(path)")
         }
-        if source.startWatching(), let fd = source.hotplugDescriptor {
-            try epoll.add(fd, token: Token.hotplug)
-        } else {
-            logger.warning("cannot watch for new devices yet (no input directory); will retry")
-        }
-        for path in source.scan() { openDevice(path) }
+        connectDevices()
+        if try !devices.startWatching() { logger.warning("cannot watch for new devices yet (no input directory); will retry") }
+        devices.scan()
         pipeline.settlePresence(at: clock(), into: &events)
         publish()
-        let refused = unreadableNodes
-        if refused > 0 { logger.warning("\(refused) keyboard or switch nodes could not be opened: permission denied. \(Self.accessFix)") }
-        logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(open.count - keyboardCount) switches\(refused > 0 ? ", \(refused) keyboard or switch nodes not readable" : "")")
+        let refused = devices.unreadableNodes
+        if refused > 0 { logger.warning("\(refused) keyboard or switch nodes could not be opened: permission denied. \(DeviceSet.accessFix)") }
+        logger.info("ready: \(loaded.config.table.commands.count) commands, \(keyboardCount) keyboards, \(devices.openCount - keyboardCount) switches\(refused > 0 ? ", \(refused) keyboard or switch nodes not readable" : "")")
+    }
+
+    /// The devices' events go to the pipeline (whichever is current after a reload).
+    private func connectDevices() {
+        devices.deliver = { [unowned self] event in pipeline.process(event, into: &events) }
+        devices.publish = { [unowned self] in publish() }
+        devices.classify = { [unowned self] description in pipeline.classify(description) }
+        devices.grabsKeyboards = { [unowned self] in loaded.config.devices.grab }
     }
 
     private static func makePipeline(_ loaded: Loaded, options: Options) throws -> Pipeline {
@@ -187,7 +117,9 @@ public final class KeyboardDaemon {
     }
 
     public var config: Config { loaded.config }
-    public var keyboardCount: Int { known.values.filter { $0.id != nil && $0.verdict?.isKeyboard == true }.count }
+    public var keyboardCount: Int { devices.keyboardCount }
+    /// Every node seen, with its verdict or why it could not be opened.
+    public var known: [String: DeviceRow] { devices.known }
     public var hardwareKeyboardPresent: Bool { pipeline.presence.reported }
     public var presenceReason: PresenceReason { pipeline.presence.reason }
     public var socketPath: String? { control?.path }
@@ -197,9 +129,9 @@ public final class KeyboardDaemon {
 
     /// Watches an outside descriptor (a signalfd, say); `handler` runs when it is readable.
     public func addExternal(_ fd: Int32, handler: @escaping () -> Void) throws {
-        let token = Token.external | UInt64(externals.count)
-        externals[token] = (fd, handler)
-        try epoll.add(fd, token: token)
+        let index = externals.count
+        externals[index] = handler
+        try loop.watch(fd, as: .external(index))
     }
 
     public func requestStop() { stopRequested = true }
@@ -245,192 +177,75 @@ public final class KeyboardDaemon {
     public func runOnce(maxWaitMilliseconds: Int?) {
         reloadThisTurn = nil
         control?.startTurn()
-        var timeout: Int32 = -1
-        var deadline = pipeline.nextDeadline
-        if let r = runner.nextDeadline, deadline == nil || r < deadline! { deadline = r }
-        if let r = control?.acceptRetryAt, deadline == nil || r < deadline! { deadline = r }
-        if let r = accessChecks.values.min(), deadline == nil || r < deadline! { deadline = r }
-        // Clients with request lines still buffered are served in the next turn, after devices.
-        if control?.backlog.isEmpty == false { deadline = clock() }
-        if let deadline {
-            let ms = max(0, (deadline.microseconds - clock().microseconds + 999) / 1000)
-            timeout = Int32(min(ms, 60_000))
-        }
-        if let cap = maxWaitMilliseconds { timeout = timeout < 0 ? Int32(cap) : min(timeout, Int32(cap)) }
-        epoll.wait(timeoutMilliseconds: timeout, into: &ready)
-        // Keys and signals first: whatever else is ready in this batch has a budget, so a
-        // chord waits for at most one bounded batch.
-        for r in ready where Self.isInput(r.token) { dispatch(r) }
-        for r in ready where !Self.isInput(r.token) { dispatch(r) }
-        if pipeline.nextDeadline != nil {
-            pipeline.advance(to: clock(), into: &events)
-            publish()
-        }
-        if let r = runner.nextDeadline, r <= clock() { runner.advance(to: clock()) }
+        readyClients.removeAll(keepingCapacity: true)
+        armTimers()
+        // The deadlines are armed again once the turn's input is handled: one it made due fires now.
+        loop.runOnce(maxWait: maxWaitMilliseconds, beforeTimers: armTimers) { [unowned self] event in handle(event) }
         // A command's process has usually exited by the next wake-up (the key's release).
         if runner.exitNotice == .polled { runner.reap() }
-        if !accessChecks.isEmpty { reportUnreadable(at: clock()) }
-        if let control {
-            if let r = control.acceptRetryAt, r <= clock() { control.resumeAccepting() }
-            for fd in control.backlog where !ready.contains(where: { $0.token == Token.clients | UInt64(UInt32(bitPattern: fd)) }) {
-                if let client = control.clients[fd] { serve(client, readFirst: false) }
-            }
-        }
         // After the replies: toolbars that changed, and what run_command fired.
         if toolbarsStale { refreshToolbars() }
         if !events.isEmpty { publish() }
     }
 
-    private static func isInput(_ token: UInt64) -> Bool {
-        let kind = token & 0xFFFF_FFFF_0000_0000
-        return kind == Token.devices || kind == Token.external
+    /// Each timer from the deadline of what owns it.
+    private func armTimers() {
+        loop.timers.arm(.pipeline, at: pipeline.nextDeadline)
+        loop.timers.arm(.commands, at: runner.nextDeadline)
+        loop.timers.arm(.unreadableNodes, at: devices.nextAccessCheck)
+        loop.timers.arm(.acceptRetry, at: control?.acceptRetryAt)
+        loop.timers.arm(.backlog, at: control?.backlog.isEmpty == false ? clock() : nil)
     }
 
-    private func dispatch(_ ready: Epoll.Ready) {
-        let token = ready.token
-        let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
-        switch token & 0xFFFF_FFFF_0000_0000 {
-        case Token.devices: readDevice(DeviceID(Int(token & 0xFFFF_FFFF)))
-        case Token.clients: if let c = control?.clients[fd] { clientReady(c, events: ready.events) }
-        case Token.children: runner.drainOutput(fd)
-        case Token.processes: runner.processExited(fd)
-        case Token.external: externals[token]?.1()
-        default:
-            if token == Token.hotplug { hotplug() } else if token == Token.listener { acceptClients() } else if token == Token.seats { seatsChanged() }
+    private func handle(_ event: DaemonLoop.Event) {
+        switch event {
+        case .ready(let registration, let events): ready(registration, events: events)
+        case .timer(let timer): fire(timer)
+        case .signal, .directoryChanged: break  // the caller's signals come through addExternal
+        }
+    }
+
+    private func ready(_ registration: DaemonRegistration, events: UInt32) {
+        switch registration {
+        case .device(let id): devices.read(id)
+        case .hotplug: devices.hotplug()
+        case .listener: acceptClients()
+        case .client(let fd):
+            readyClients.insert(fd)
+            if let client = control?.clients[fd] { clientReady(client, events: events) }
+        case .commandOutput(let fd): runner.drainOutput(fd)
+        case .commandExit(let fd): runner.processExited(fd)
+        case .external(let index): externals[index]?()
+        case .seats: seatsChanged()
+        }
+    }
+
+    private func fire(_ timer: DaemonTimer) {
+        let now = clock()
+        switch timer {
+        case .pipeline:
+            pipeline.advance(to: now, into: &events)
+            publish()
+        case .commands: runner.advance(to: now)
+        case .unreadableNodes: devices.reportUnreadable(at: now)
+        case .acceptRetry: control?.resumeAccepting()
+        case .backlog:
+            // Clients over their share of a turn, not already served in this one.
+            guard let control else { return }
+            for fd in control.backlog where !readyClients.contains(fd) {
+                if let client = control.clients[fd] { serve(client, readFirst: false) }
+            }
         }
     }
 
     // MARK: - Devices
 
-    private func openDevice(_ path: String) {
-        guard byPath[path] == nil else { return }
-        let device: any InputDevice
-        do { device = try source.open(path) } catch {
-            // EACCES right after creation is normal: udev has not set the permissions yet.
-            // EACCES again after udev changed the node (a hotplug retry): the service lacks the right.
-            let retried = known[path]?.error != nil
-            known[path] = DeviceRow(path: path, name: "", error: error.message, reportsOpen: true)
-            if error.errno == EACCES || error.errno == EPERM {
-                // Only keyboards and switches matter (udev's marks or the capabilities say).
-                if source.isKeyboardOrSwitch(path) == false {
-                    if unneededNodes.insert(path).inserted { logger.debug("not opened: \(path) (\(error.message)); not a keyboard or switch") }
-                    accessChecks[path] = nil
-                    return
-                }
-                unneededNodes.remove(path)
-                if retried, accessChecks[path] == nil { accessChecks[path] = clock().adding(milliseconds: Self.accessGraceMilliseconds) }
-            } else if error.errno != ENOENT && error.errno != ENODEV {
-                logger.warning("cannot open \(path): \(error.message)")
-            }
-            return
-        }
-        accessChecks[path] = nil
-        unneededNodes.remove(path)
-        let verdict = pipeline.classify(device.description)
-        known[path] = DeviceRow(path: path, name: device.description.name, verdict: verdict, reportsOpen: true)
-        guard verdict.isKept else {
-            logger.debug("ignoring \(path) \"\(device.description.name)\": \(verdict.reason)")
-            return  // closed when `device` goes out of scope: non-keyboards cost no wake-ups
-        }
-        if loaded.config.devices.grab && verdict.isKeyboard {
-            do { try device.setGrabbed(true) } catch { logger.warning("cannot grab \(path): \(error.message)") }
-        }
-        let id = DeviceID(nextDevice)
-        nextDevice += 1
-        do { try epoll.add(device.fileDescriptor, token: Token.devices | UInt64(id.rawValue)) } catch {
-            logger.error("cannot watch \(path): \(error.message)")
-            return
-        }
-        open[id] = device
-        byPath[path] = id
-        known[path]?.id = id
-        if verdict.isKeyboard {
-            logger.info("keyboard attached: \(path) \"\(device.description.name)\" (\(device.description.id), \(verdict.integration.rawValue)): \(verdict.integrationReason)")
-        } else {
-            logger.info("switch attached: \(path) \"\(device.description.name)\" (\(verdict.reason))")
-        }
-        pipeline.process(.attached(id, device.description, verdict: verdict, time: clock()), into: &events)
-        // Keys already down when we opened it (a chord being held) are taken as they are.
-        let keys = device.keysDown()
-        if !keys.isEmpty { pipeline.process(.resynchronized(id, keysDown: keys, time: clock()), into: &events) }
-        publish()
-    }
-
-    /// What to do when nodes are not readable.
-    /// The package relies on its udev rule (a read ACL for the service's user, set with setfacl
-    /// from the acl package), never on group input, which would let the service write events too.
-    static let accessFix = "Keys on those devices are not seen: the service reads keyboards and switches through the udev rule /usr/lib/udev/rules.d/60-kbd-commandd.rules (shipped with the package; a read ACL for the service's user, set by setfacl from the package acl). Check that the rule is installed and not overridden in /etc/udev/rules.d, that `getfacl NODE` shows user:kbd-commandd:r--, and run `udevadm trigger --subsystem-match=input`"
-
     /// Keyboard and switch nodes the service may not read (permission denied), as `list_devices`
     /// shows them; nodes the source says are neither are not counted.
-    public var unreadableNodes: Int {
-        known.values.filter {
-            $0.id == nil && !unneededNodes.contains($0.path)
-                && ($0.error?.includes("Permission denied") ?? false || $0.error?.includes("Operation not permitted") ?? false)
-        }.count
-    }
-
-    private func closeDevice(_ id: DeviceID, reason: String) {
-        guard let device = open.removeValue(forKey: id) else { return }
-        epoll.remove(device.fileDescriptor)
-        byPath[device.path] = nil
-        let kind = known.removeValue(forKey: device.path)?.verdict?.isSwitch == true ? "switch" : "keyboard"
-        logger.info("\(kind) detached: \(device.path) \"\(device.description.name)\" (\(reason))")
-        pipeline.process(.detached(id, time: clock()), into: &events)
-        publish()
-    }
-
-    private func readDevice(_ id: DeviceID) {
-        guard let device = open[id] else { return }
-        inputBuffer.removeAll(keepingCapacity: true)
-        let status = device.read(into: &inputBuffer)
-        for event in inputBuffer { pipeline.process(.input(id, event), into: &events) }
-        switch status {
-        case .drained: break
-        case .resynchronized(let keys, let dropped):
-            logger.warning("\(device.path): the kernel dropped events (SYN_DROPPED); resynchronised, \(dropped) state changes replayed")
-            pipeline.process(.resynchronized(id, keysDown: keys, time: clock()), into: &events)
-            // A lid or tablet-mode change lost in the drop: libevdev's view is current again.
-            pipeline.process(.switches(id, device.switchStates(), time: clock()), into: &events)
-        case .gone:
-            publish()
-            closeDevice(id, reason: "device gone")
-            return
-        case .failed(let e):
-            publish()
-            closeDevice(id, reason: e.description)
-            return
-        }
-        publish()
-    }
-
-    /// Names the hotplugged nodes that stayed unreadable past the grace time.
-    private func reportUnreadable(at now: EventTime) {
-        for (path, due) in accessChecks.sorted(by: { $0.key < $1.key }) where due <= now {
-            accessChecks[path] = nil
-            guard let error = known[path]?.error else { continue }
-            logger.warning("cannot open \(path): \(error); \(unreadableNodes) keyboard or switch nodes not readable. \(Self.accessFix)")
-        }
-    }
-
-    private func hotplug() {
-        let (added, removed) = source.readHotplug()
-        for path in removed {
-            if let id = byPath[path] { closeDevice(id, reason: "node removed") }
-            known[path] = nil
-            accessChecks[path] = nil
-            unneededNodes.remove(path)
-        }
-        for path in added where byPath[path] == nil { openDevice(path) }
-    }
+    public var unreadableNodes: Int { devices.unreadableNodes }
 
     /// Retries watching and scanning (the input directory appeared later, as in a container).
-    public func rescan() {
-        if source.hotplugDescriptor == nil, source.startWatching(), let fd = source.hotplugDescriptor {
-            try? epoll.add(fd, token: Token.hotplug)
-        }
-        for path in source.scan() where byPath[path] == nil { openDevice(path) }
-    }
+    public func rescan() { devices.rescan() }
 
     // MARK: - Output
 
@@ -452,19 +267,7 @@ public final class KeyboardDaemon {
                 dispatchObserver?(command, time, clock())
             case .ownedCommand(let owner, _, _, let command, let chord):
                 // Only to the agent that registered it; the log names the user, not the device.
-                if let control, let client = control.clients.values.first(where: { $0.id == owner }) {
-                    if command.keys.contains(where: { !$0.hasCommandModifier }) {
-                        // Its id is the user's to choose (it could name the key): neither is logged.
-                        logger.info("user command for uid \(client.uid) (a chord that types text: id and chord not logged)")
-                    } else {
-                        logger.info("user command \(command.id) (\(chord)) for uid \(client.uid)")
-                    }
-                    switch control.send(EventFormatter.json(event), to: client) {
-                    case .sent: break
-                    case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
-                    case .broken: drop(client, reason: nil)
-                    }
-                }
+                sendOwnedCommand(event, owner: owner, command: command, chord: chord)
                 observer?(event)
                 continue
             case .presence(_, let present, let reason):
@@ -474,7 +277,7 @@ public final class KeyboardDaemon {
             case .hud(let time, let trigger, let view):
                 // Each reader gets its own: the system table and its uid's, if it may see them.
                 logger.debug("hud \(view == nil ? "hidden" : "shown") (\(trigger.rawValue))")
-                sendHud(time: time, trigger: trigger, view: view)
+                deliver(session.hudDeliveries(time: time, trigger: trigger, view: view, pipeline: pipeline))
                 observer?(event)
                 continue
             case .key, .attach, .detach, .geometry:
@@ -486,63 +289,51 @@ public final class KeyboardDaemon {
         events.removeAll(keepingCapacity: true)
     }
 
+    /// A user's command, to the client whose table has it.
+    private func sendOwnedCommand(_ event: PipelineEvent, owner: Int, command: Command, chord: String) {
+        guard let control, let client = control.client(id: owner) else { return }
+        if command.keys.contains(where: { !$0.hasCommandModifier }) {
+            // Its id is the user's to choose (it could name the key): neither is logged.
+            logger.info("user command for uid \(client.uid) (a chord that types text: id and chord not logged)")
+        } else {
+            logger.info("user command \(command.id) (\(chord)) for uid \(client.uid)")
+        }
+        send(EventFormatter.json(event), to: client)
+    }
+
+    /// A pipeline event to every client subscribed to its kind.
     private func broadcast(_ event: PipelineEvent) {
         guard let control else { return }
         var line: String?
-        for client in control.clients.values where client.subscriptions.contains(event.eventKind) {
+        session.forEachSubscriber(of: event.eventKind) { id in
+            guard let client = control.client(id: id) else { return }
             if line == nil { line = EventFormatter.json(event) }
-            switch control.send(line!, to: client) {
-            case .sent: break
-            case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
-            case .broken: drop(client, reason: nil)
-            }
+            send(line!, to: client)
+        }
+    }
+
+    /// Writes what the session decided each client is sent. `dropOnOverflow` false: a client
+    /// whose queue is full misses the event but stays (session events).
+    private func deliver(_ deliveries: [ControlSession.Delivery], dropOnOverflow: Bool = true) {
+        guard let control else { return }
+        for delivery in deliveries {
+            guard let client = control.client(id: delivery.client) else { continue }
+            send(delivery.event.line, to: client, dropOnOverflow: dropOnOverflow)
+        }
+    }
+
+    /// Queues a line for a client; one that stopped reading or went away is dropped.
+    private func send(_ line: String, to client: ControlServer.Client, dropOnOverflow: Bool = true) {
+        guard let control else { return }
+        switch control.send(line, to: client) {
+        case .sent: break
+        case .overflow:
+            if dropOnOverflow { drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)") }
+        case .broken: drop(client, reason: nil)
         }
     }
 
     // MARK: - HUD and toolbar
-
-    private func peer(_ client: ControlServer.Client) -> ControlSession.Peer {
-        ControlSession.Peer(id: client.id, uid: client.uid, trusted: client.trusted)
-    }
-
-    /// What a client's HUD and toolbar show: the system table, and the tables its uid registered.
-    private func commandSources(for client: ControlServer.Client) -> [Discoverability.Source] {
-        // The system table as the client's seat routes it (a user at seat1 sees seat1's chain).
-        let routing = pipeline.systemRouting(seat: session.seat(of: peer(client)))
-        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput)]
-        for owner in session.tableOwners(uid: client.uid) {
-            guard let table = pipeline.userTables.first(where: { $0.owner == owner })?.table, let state = pipeline.userState(owner: owner) else { continue }
-            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput))
-        }
-        return sources
-    }
-
-    /// A `hud` event to each subscriber that may see it (an operator, or the user who owns
-    /// an active session), with its own tables. A prefix of a user's table shows only to
-    /// that user's clients.
-    /// With `onlyChanged`, a client gets it only when it differs from the last it got (a
-    /// refresh of a HUD that stays shown while the focus, text input or tables change).
-    private func sendHud(time: EventTime, trigger: HudTrigger, view: Discoverability.View?, onlyChanged: Bool = false) {
-        guard let control else { return }
-        let seconds = Double(time.microseconds) / 1_000_000
-        // Only operators and the user active on the seat whose keyboard drove the HUD.
-        let hudSeatUser = session.sessions.activeUID[pipeline.hudSeat]
-        for client in control.clients.values where client.subscriptions.contains(.hud) && (client.trusted || client.uid == hudSeatUser) {
-            var hud = ControlEvent.Hud.hidden(trigger)
-            if let view {
-                let sources = commandSources(for: client)
-                if let owner = view.pending?.owner, !sources.contains(where: { $0.owner == owner }) { continue }
-                hud = ControlEvent.Hud(trigger: trigger, view: Discoverability.View(pending: view.pending, sources: sources))
-            }
-            if onlyChanged, hud == client.lastHud { continue }
-            client.lastHud = hud
-            switch control.send(ControlEvent(time: seconds, payload: .hud(hud)).line, to: client) {
-            case .sent: break
-            case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
-            case .broken: drop(client, reason: nil)
-            }
-        }
-    }
 
     /// Something a toolbar shows may have changed (scopes, text input, tables, who is at the
     /// seat, a subscription): checked once the turn's requests are answered.
@@ -555,26 +346,13 @@ public final class KeyboardDaemon {
         pipeline.settleHud(at: clock(), into: &events)
         // A HUD still shown follows what it lists (a toggled one may stay up while the focus moves).
         if events.isEmpty, let shown = pipeline.hud.shown {
-            sendHud(time: clock(), trigger: shown.trigger, view: pipeline.hudView(pending: shown.pending), onlyChanged: true)
+            deliver(session.hudDeliveries(time: clock(), trigger: shown.trigger, view: pipeline.hudView(pending: shown.pending),
+                                          onlyChanged: true, pipeline: pipeline))
         }
-        guard let control else { return }
+        guard control != nil else { return }
         // A sequence waits longer for its shown continuations only while someone draws them.
-        pipeline.hudDrawn = control.clients.values.contains { $0.subscriptions.contains(.hud) && session.seesCommands(peer($0)) }
-        let seconds = Double(clock().microseconds) / 1_000_000
-        for client in control.clients.values where client.subscriptions.contains(.toolbar) {
-            guard session.seesCommands(peer(client)) else {
-                client.lastToolbar = nil
-                continue
-            }
-            let bar = ControlEvent.Toolbar(Discoverability.View(pending: nil, sources: commandSources(for: client)))
-            guard bar != client.lastToolbar else { continue }
-            client.lastToolbar = bar
-            switch control.send(ControlEvent(time: seconds, payload: .toolbar(bar)).line, to: client) {
-            case .sent: break
-            case .overflow: drop(client, reason: "not reading its events (more than \(control.maxQueuedBytes) bytes queued)")
-            case .broken: drop(client, reason: nil)
-            }
-        }
+        pipeline.hudDrawn = session.hudDrawn
+        deliver(session.toolbarDeliveries(time: clock(), pipeline: pipeline))
     }
 
     // MARK: - Control socket
@@ -587,6 +365,7 @@ public final class KeyboardDaemon {
             return session.sessions.isActive(uid)
         }
         for client in control.acceptPending(now: clock(), isActive: isActive) {
+            session.connected(client.peer)
             logger.debug("control: client \(client.id) connected (uid \(client.uid))")
             if !client.trusted { followSeats() }
         }
@@ -602,7 +381,7 @@ public final class KeyboardDaemon {
         guard seats == nil, seatsProblem == nil else { return }
         do throws(SeatsUnavailable) {
             let tracker = SeatTracker(source: try loginSource())
-            for fd in tracker.source.changeDescriptors { try? epoll.add(fd, token: Token.seats) }
+            for fd in tracker.source.changeDescriptors { try? loop.watch(fd, as: .seats) }
             seats = tracker
             logger.info("following logind: \(Self.describe(tracker.current))")
             // Where things stand when following starts is no switch: nobody is told.
@@ -623,22 +402,6 @@ public final class KeyboardDaemon {
 
     private static func describe(_ sessions: ActiveSessions) -> String {
         sessions.activeUID.isEmpty ? "no active session" : sessions.activeUID.sorted { $0.key < $1.key }.map { "\($0.key): uid \($0.value)" }.joined(separator: ", ")
-    }
-
-    /// Tells the clients of `uid` that its session on `seat` came or went (subscribers of
-    /// `session` events, operators' clients, learn it from the broadcast).
-    private func sendSessionEvent(uid: UInt32, seat: String, active: Bool) {
-        guard let control else { return }
-        let time = Double(clock().microseconds) / 1_000_000
-        let direct = ControlEvent(time: time, payload: .session(seat: seat, active: active, uid: nil)).line
-        for client in control.clients.values where client.uid == uid && !client.subscriptions.contains(.session) {
-            if case .broken = control.send(direct, to: client) { drop(client, reason: nil) }
-        }
-        guard active else { return }
-        let broadcast = ControlEvent(time: time, payload: .session(seat: seat, active: true, uid: uid)).line
-        for client in control.clients.values where client.subscriptions.contains(.session) {
-            if case .broken = control.send(broadcast, to: client) { drop(client, reason: nil) }
-        }
     }
 
     private func drop(_ client: ControlServer.Client, reason: String?) {
@@ -712,15 +475,15 @@ public final class KeyboardDaemon {
             case .ownTextInput(let owner, let active): pipeline.setTextInputActive(active, owner: owner)
             case .userTable(let owner, let table, let uid): pipeline.setUserTable(table, owner: owner, uid: uid)
             case .activeSessions(let sessions): pipeline.setActiveSessions(sessions)
-            case .sessionEvent(let uid, let seat, let active): sendSessionEvent(uid: uid, seat: seat, active: active)
+            case .sessionEvent(let uid, let seat, let active):
+                // To the clients of `uid`; subscribers of `session` events (operators) learn it from the broadcast.
+                deliver(session.sessionEventDeliveries(uid: uid, seat: seat, active: active, time: clock()), dropOnOverflow: false)
             case .keymap(let keymap, let seat): applyDesktopKeymap(keymap, seat: seat)
             case .stickyKeys(let on, let seat):
                 pipeline.setStickyKeys(on, seat: seat)
                 logReading("\(seat): sticky keys \(on ?? pipeline.options.stickyKeys ? "on" : "off") (\(on == nil ? "the config's [accessibility] sticky_keys" : "the desktop's setting"))",
                            last: &stickyLoggedAt)
-            case .subscribe(_, let kinds):
-                client?.subscriptions = kinds
-                client?.lastToolbar = nil
+            case .subscribe: break  // the session keeps them
             case .runCommand(let command, let owner, let uid):
                 // As if typed: the usual command event (logged, run, broadcast), or to the agent
                 // that registered it; a HUD command toggles the HUD. Published after the reply.
@@ -786,7 +549,7 @@ public final class KeyboardDaemon {
 
     /// Every node seen, sorted by path.
     public func deviceList() -> [DeviceRow] {
-        known.values.sorted { $0.path.count == $1.path.count ? $0.path < $1.path : $0.path.count < $1.path.count }
+        devices.list()
     }
 
     // MARK: - Reload
@@ -815,13 +578,7 @@ public final class KeyboardDaemon {
             } else {
                 // A new keymap needs new xkb states: rebuild the pipeline and re-attach the open keyboards.
                 let fresh = try Self.makePipeline(next, options: options)
-                var discard: [PipelineEvent] = []
-                for (id, device) in open.sorted(by: { $0.key < $1.key }) {
-                    fresh.process(.attached(id, device.description, verdict: fresh.classify(device.description), time: clock()), into: &discard)
-                    let keys = device.keysDown()
-                    if !keys.isEmpty { fresh.process(.resynchronized(id, keysDown: keys, time: clock()), into: &discard) }
-                    fresh.process(.switches(id, device.switchStates(), time: clock()), into: &discard)
-                }
+                devices.attach(to: fresh)
                 // The claims and users' tables carry over as they are (not replayed request by request).
                 fresh.adoptRouting(from: pipeline)
                 pipeline = fresh
@@ -850,11 +607,7 @@ public final class KeyboardDaemon {
     }
 
     private func shutdown() {
-        // Keyboards first: a switch device leaving first would make presence flip on the way out.
-        let switches = Set(known.values.compactMap { $0.verdict?.isSwitch == true ? $0.id : nil })
-        for id in open.keys.sorted(by: { (switches.contains($0) ? 1 : 0, $0) < (switches.contains($1) ? 1 : 0, $1) }) {
-            closeDevice(id, reason: "daemon stopping")
-        }
+        devices.closeAll(reason: "daemon stopping")
         runner.stopAll()
         control = nil
         // Break the cycles callers' closures may form with the daemon (a signal handler holding it).

@@ -142,12 +142,15 @@ package final class EventLoop<Registration: Hashable & Sendable, TimerName: Hash
     }
 
     /// Waits for activity (at most until the earliest timer, or `maxWait` milliseconds) and
-    /// hands each event to `handler`.
-    package func runOnce(maxWait: Int? = nil, _ handler: (Event) -> Void) {
+    /// hands each event to `handler`. `beforeTimers` runs between the ready descriptors and
+    /// the due timers: an owner whose deadlines moved with this turn's input re-arms them
+    /// there, so a deadline the input made due fires in the same turn.
+    package func runOnce(maxWait: Int? = nil, beforeTimers: () -> Void = {}, _ handler: (Event) -> Void) {
         epoll.wait(timeoutMilliseconds: waitMilliseconds(maxWait: maxWait), into: &ready)
         let batch = ready
         for r in batch where isFirst(r) { deliver(r, handler) }
         for r in batch where !isFirst(r) { deliver(r, handler) }
+        beforeTimers()
         for name in timers.takeDue(at: clock()) { handler(.timer(name)) }
     }
 

@@ -165,15 +165,19 @@ import Testing
     }
 
     /// Issue 35: event-loop tokens are enum values (KbdProcess's EventLoop), not bits packed
-    /// above a descriptor (`1 << 32`). The two hand-written loops still have theirs until
-    /// they move onto the EventLoop; none may be added.
+    /// above a descriptor (`1 << 32`). A hand-written loop not yet on the EventLoop keeps its
+    /// own, counted per file (one line each, so each loop's move lowers its own line); none
+    /// may be added. The daemon's loop is on the EventLoop: none left in KbdDaemon.
+    static let bitPackedTokensAllowed: [String: Int] = [
+        "/KbdAgent/Agent.swift": 2,
+    ]
+
     @Test func noNewBitPackedLoopTokens() {
-        let known = ["/KbdDaemon/KeyboardDaemon.swift": 5, "/KbdAgent/Agent.swift": 2]
         for target in Self.swiftTargets {
             for file in Files.list(Self.sources + "/" + target, suffix: ".swift") {
                 guard let text = try? String(decoding: readWholeFile(path: file, limit: 1 << 20), as: UTF8.self) else { continue }
                 let tokens = text.split(separator: "\n").filter { $0.contains(": UInt64 = ") && $0.contains(" << 32") }.count
-                let allowed = known.first { file.hasSuffix($0.key) }?.value ?? 0
+                let allowed = Self.bitPackedTokensAllowed.first { file.hasSuffix($0.key) }?.value ?? 0
                 #expect(tokens <= allowed, "\(file): \(tokens) event-loop tokens packed with << 32 (use an enum registration)")
             }
         }

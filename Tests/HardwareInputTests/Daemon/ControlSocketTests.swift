@@ -13,52 +13,6 @@ import Testing
 import Glibc
 #endif
 
-/// A client on the daemon's real Unix socket, non-blocking, driven from the test thread.
-final class SocketClient {
-    let fd: Int32
-    private var pending: [UInt8] = []
-
-    init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(rc == 0)
-    }
-
-    deinit { close(fd) }
-
-    func send(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
-    }
-
-    /// Lines received so far; `closed` tells whether the daemon hung up.
-    func receive() -> (lines: [String], closed: Bool) {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        var closed = false
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n > 0 { pending.append(contentsOf: buffer[0..<n]); continue }
-            if n == 0 || (n < 0 && errno != EAGAIN) { closed = true }
-            break
-        }
-        var lines: [String] = []
-        while let nl = pending.firstIndex(of: 0x0A) {
-            lines.append(String(decoding: pending[..<nl], as: UTF8.self))
-            pending.removeSubrange(...nl)
-        }
-        return (lines, closed)
-    }
-}
-
 @Suite(.serialized)
 struct ControlSocketTests {
     func exchange(_ h: DaemonHarness, _ c: SocketClient, _ request: String) -> [String] {

@@ -74,6 +74,43 @@ import Glibc
         #expect(set.takeDue(at: t).isEmpty)
     }
 
+    /// The daemon's use: its timers follow deadlines that the turn's input moves. Armed again
+    /// between the ready descriptors and the timers, a deadline the input made due fires in
+    /// the same turn, after the input; one moved later does not fire.
+    @Test func deadlinesMovedByTheTurnsInputAreArmedBeforeItsTimers() throws {
+        let clock = ManualClock()
+        let loop = try Loop(clock: { clock.now })
+        var a: [Int32] = [0, 0]
+        #expect(pipe(&a) == 0)
+        defer { for fd in a { close(fd) } }
+        try loop.watch(a[0], as: .pipe(1))
+        var pipelineDeadline: EventTime? = clock.now.adding(milliseconds: 500)
+        var hooksDeadline: EventTime? = clock.now.adding(milliseconds: -1)
+        func arm() {
+            loop.timers.arm(.pipeline, at: pipelineDeadline)
+            loop.timers.arm(.hooks, at: hooksDeadline)
+        }
+        arm()
+        _ = write(a[1], "x", 1)
+        var seen: [Loop.Event] = []
+        loop.runOnce(maxWait: 0, beforeTimers: arm) { event in
+            seen.append(event)
+            if case .ready = event {
+                var byte: UInt8 = 0
+                _ = read(a[0], &byte, 1)
+                // The input makes the pipeline's deadline due now and moves the hooks' later.
+                pipelineDeadline = clock.now
+                hooksDeadline = clock.now.adding(milliseconds: 100)
+            }
+        }
+        guard seen.count == 2, case .ready(.pipe(1), _) = seen[0], case .timer(.pipeline) = seen[1] else {
+            Issue.record("\(seen)")
+            return
+        }
+        #expect(loop.timers.deadline(of: .hooks) == clock.now.adding(milliseconds: 100))
+        #expect(loop.waitMilliseconds() == 100)
+    }
+
     @Test func aReadyDescriptorIsHandedToItsRegistration() throws {
         let loop = try Loop()
         var a: [Int32] = [0, 0], b: [Int32] = [0, 0]
