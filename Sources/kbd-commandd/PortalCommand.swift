@@ -66,7 +66,7 @@ struct PortalRevokeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
         abstract: "Forget every approved shortcut of an app (it asks again at its next session).",
-        discussion: "APP is the first column of 'kbd-commandd portal list'. Bindings an app holds in a running session stay until it closes that session."
+        discussion: "APP is the first column of 'kbd-commandd portal list'. Bindings an app holds in a running session stay until it closes that session. An app with nothing approved is said, with exit status 0."
     )
 
     @Argument(help: ArgumentHelp("The app, as 'portal list' names it.", valueName: "app"))
@@ -76,13 +76,15 @@ struct PortalRevokeCommand: ParsableCommand {
         let (path, loaded) = try loadPortalApprovals()
         var approvals = loaded
         let removed = approvals.revoke(app: app)
+        let stdout = FileOutput.standardOutput()
         guard removed > 0 else {
-            throw report(CLIFailure(message: "no approved shortcut of '\(app)' (see 'kbd-commandd portal list')", code: ExitStatus.failure))
+            // Revoking twice is not a failure: nothing of that app is approved either way.
+            stdout.write("no approved shortcut of \(app) (see 'kbd-commandd portal list')".escapingControlCharacters + "\n")
+            return try stdout.flush()
         }
         if let problem = PortalApprovalsFile.write(approvals.encoded, to: path) {
             throw report(CLIFailure(message: "\(path): \(problem)", code: ExitStatus.failure))
         }
-        let stdout = FileOutput.standardOutput()
         stdout.write("revoked \(removed) shortcut\(removed == 1 ? "" : "s") of \(app)".escapingControlCharacters + "\n")
         try stdout.flush()
     }
