@@ -216,7 +216,7 @@ let package = Package(
             dependencies: [
                 "KbdJSON", "KbdTOML", "KbdSystem", "KbdCore", "KbdGeometry", "KbdKeymap", "KbdRecording", "KbdEvdev", "KbdCommands",
                 "KbdPipeline", "KbdConfig", "KbdControl", "KbdDaemon",
-                "KbdProcess", "KbdService",
+                "KbdProcess", "KbdService", "KbdAgent",
                 "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -63,7 +63,9 @@ for f in /usr/bin/kbd-commandd /usr/libexec/kbd-commandd/kbd-commandd-daemon /us
          /usr/share/doc/kbd-commandd/copyright /usr/share/man/man1/kbd-commandd-agent.1.gz \
          /etc/xdg/autostart/kbd-commandd-agent.desktop /usr/share/doc/kbd-commandd/examples/desktop.toml \
          /usr/share/doc/kbd-commandd/examples/recordings/desktop-keys.evemu \
-         /usr/share/doc/kbd-commandd/examples/recordings/service-keys.evemu; do
+         /usr/share/doc/kbd-commandd/examples/recordings/service-keys.evemu \
+         /usr/share/xdg-desktop-portal/portals/kbd-commandd.portal \
+         /usr/share/dbus-1/services/org.freedesktop.impl.portal.desktop.kbd_commandd.service; do
     expect "package ships $f" test -s "$R$f"
 done
 # The licence: MIT at the top of the source, and the package's copyright file in Debian's
@@ -74,6 +76,18 @@ expect "copyright is machine-readable (DEP-5) and names the Expat licence" \
     "$R/usr/share/doc/kbd-commandd/copyright"
 expect "config.toml is a conffile" grep -qx /etc/kbd-commandd/config.toml "$R/DEBIAN/conffiles"
 expect "the autostart entry is a conffile" grep -qx /etc/xdg/autostart/kbd-commandd-agent.desktop "$R/DEBIAN/conffiles"
+
+# The desktop portal's backend: the .portal file names the D-Bus name the activation file
+# starts (the agent) and the GlobalShortcuts interface, for sway and the other desktops
+# without a backend, never KDE or GNOME (they have their own).
+portal="$R/usr/share/xdg-desktop-portal/portals/kbd-commandd.portal"
+activation="$R/usr/share/dbus-1/services/org.freedesktop.impl.portal.desktop.kbd_commandd.service"
+expect "the .portal file names the agent's bus name and GlobalShortcuts" \
+    bash -c 'grep -qx "DBusName=org.freedesktop.impl.portal.desktop.kbd_commandd" "$0" && grep -qx "Interfaces=org.freedesktop.impl.portal.GlobalShortcuts" "$0"' "$portal"
+expect "its UseIn names sway, i3, wlroots, river, Wayfire, labwc, niri and COSMIC, never KDE or GNOME" \
+    bash -c 'u=$(sed -n "s/^UseIn=//p" "$0"); for d in sway i3 wlroots river Wayfire labwc niri COSMIC; do [[ ";$u;" == *";$d;"* ]] || exit 1; done; [[ ";${u,,};" != *";kde;"* && ";${u,,};" != *";gnome;"* ]]' "$portal"
+expect "the D-Bus activation file starts the installed agent for that name" \
+    bash -c 'grep -qx "Name=org.freedesktop.impl.portal.desktop.kbd_commandd" "$0" && grep -qx "Exec=/usr/libexec/kbd-commandd/kbd-commandd-agent" "$0"' "$activation"
 
 # The XDG autostart entry (GNOME, KDE, systemd-xdg-autostart-generator): valid, and the
 # generator makes a unit of it that runs the agent.

@@ -497,6 +497,240 @@ static inline int kbd_bus_read_signal(const struct kbd_sd_bus *f, sd_bus_message
     }
     return 1;
 }
+/* The session agent's desktop-portal backend (org.freedesktop.impl.portal.GlobalShortcuts),
+ * in a child of the agent like the watches: the calls it answers and the signals it sends.
+ * Its own symbols, loaded beside kbd_sd_bus's; the messages are read and written here with
+ * their D-Bus signatures fixed, so Swift never calls a variadic function. */
+struct kbd_sd_bus_portal {
+    KBD_SYMBOL_TYPE(sd_bus_request_name) request_name;
+    KBD_SYMBOL_TYPE(sd_bus_message_skip) message_skip;
+    KBD_SYMBOL_TYPE(sd_bus_message_exit_container) message_exit_container;
+    KBD_SYMBOL_TYPE(sd_bus_message_enter_container) message_enter_container;
+    KBD_SYMBOL_TYPE(sd_bus_message_read) message_read;
+    KBD_SYMBOL_TYPE(sd_bus_message_new_method_return) new_method_return;
+    KBD_SYMBOL_TYPE(sd_bus_message_new_signal) new_signal;
+    KBD_SYMBOL_TYPE(sd_bus_message_set_destination) set_destination;
+    KBD_SYMBOL_TYPE(sd_bus_message_append) append;
+    KBD_SYMBOL_TYPE(sd_bus_message_open_container) open_container;
+    KBD_SYMBOL_TYPE(sd_bus_message_close_container) close_container;
+    KBD_SYMBOL_TYPE(sd_bus_send) send;
+    KBD_SYMBOL_TYPE(sd_bus_message_unref) message_unref;
+    KBD_SYMBOL_TYPE(sd_bus_message_ref) message_ref;
+    KBD_SYMBOL_TYPE(sd_bus_reply_method_errorf) reply_error;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_sender) get_sender;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_path) get_path;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_interface) get_interface;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_member) get_member;
+    KBD_SYMBOL_TYPE(sd_bus_message_get_signature) get_signature;
+    KBD_SYMBOL_TYPE(sd_bus_message_is_method_call) is_method_call;
+};
+
+static inline int kbd_sd_bus_portal_load(struct kbd_sd_bus_portal *f) {
+    if (f->request_name) return 0;
+    void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return -ENOENT;
+    KBD_DLSYM(lib, f->request_name, sd_bus_request_name);
+    KBD_DLSYM(lib, f->message_skip, sd_bus_message_skip);
+    KBD_DLSYM(lib, f->message_exit_container, sd_bus_message_exit_container);
+    KBD_DLSYM(lib, f->message_enter_container, sd_bus_message_enter_container);
+    KBD_DLSYM(lib, f->message_read, sd_bus_message_read);
+    KBD_DLSYM(lib, f->new_method_return, sd_bus_message_new_method_return);
+    KBD_DLSYM(lib, f->new_signal, sd_bus_message_new_signal);
+    KBD_DLSYM(lib, f->set_destination, sd_bus_message_set_destination);
+    KBD_DLSYM(lib, f->append, sd_bus_message_append);
+    KBD_DLSYM(lib, f->open_container, sd_bus_message_open_container);
+    KBD_DLSYM(lib, f->close_container, sd_bus_message_close_container);
+    KBD_DLSYM(lib, f->send, sd_bus_send);
+    KBD_DLSYM(lib, f->message_unref, sd_bus_message_unref);
+    KBD_DLSYM(lib, f->message_ref, sd_bus_message_ref);
+    KBD_DLSYM(lib, f->reply_error, sd_bus_reply_method_errorf);
+    KBD_DLSYM(lib, f->get_sender, sd_bus_message_get_sender);
+    KBD_DLSYM(lib, f->get_path, sd_bus_message_get_path);
+    KBD_DLSYM(lib, f->get_interface, sd_bus_message_get_interface);
+    KBD_DLSYM(lib, f->get_member, sd_bus_message_get_member);
+    KBD_DLSYM(lib, f->get_signature, sd_bus_message_get_signature);
+    KBD_DLSYM(lib, f->is_method_call, sd_bus_message_is_method_call);
+    if (!f->request_name || !f->message_skip || !f->message_exit_container || !f->message_enter_container || !f->message_read ||
+        !f->new_method_return || !f->new_signal || !f->set_destination || !f->append || !f->open_container ||
+        !f->close_container || !f->send || !f->message_unref || !f->message_ref || !f->reply_error || !f->get_sender ||
+        !f->get_path || !f->get_interface || !f->get_member || !f->get_signature || !f->is_method_call) {
+        f->request_name = 0;
+        return -ENOSYS;
+    }
+    return 0;
+}
+
+/* A method call's header (pointers into the message); 1 when m is a method call. */
+struct kbd_portal_call {
+    const char *sender, *path, *interface, *member, *signature;
+};
+static inline int kbd_portal_read_header(const struct kbd_sd_bus_portal *f, sd_bus_message *m, struct kbd_portal_call *out) {
+    if (f->is_method_call(m, NULL, NULL) <= 0) return 0;
+    out->sender = f->get_sender(m);
+    out->path = f->get_path(m);
+    out->interface = f->get_interface(m);
+    out->member = f->get_member(m);
+    out->signature = f->get_signature(m, 1);
+    return 1;
+}
+
+/* Reads the leading object paths and strings of a call whose signature starts with sig
+ * ("oos": CreateSession, "oo": BindShortcuts, ListShortcuts) into out[0..<strlen(sig)]. */
+static inline int kbd_portal_read_strings(const struct kbd_sd_bus_portal *f, sd_bus_message *m, const char *sig, const char **out) {
+    size_t n = strlen(sig);
+    if (n == 3) return f->message_read(m, sig, &out[0], &out[1], &out[2]);
+    if (n == 2) return f->message_read(m, sig, &out[0], &out[1]);
+    return -EINVAL;
+}
+
+/* Appends text to out (size bytes, used so far in *used); -E2BIG when it does not fit, -EINVAL
+ * when it holds a separator byte (0x1e, 0x1f). */
+static inline int kbd_portal_put(char *out, size_t size, size_t *used, const char *text, char end) {
+    size_t n = strlen(text);
+    for (size_t i = 0; i < n; i++) if (text[i] == 0x1e || text[i] == 0x1f) return -EINVAL;
+    if (*used + n + 2 > size) return -E2BIG;
+    memcpy(out + *used, text, n);
+    *used += n;
+    out[(*used)++] = end;
+    out[*used] = 0;
+    return 0;
+}
+
+/* Reads one shortcut's a{sv}: description and preferred_trigger (strings), the rest skipped. */
+static inline int kbd_portal_read_props(const struct kbd_sd_bus_portal *f, sd_bus_message *m, const char **description, const char **trigger) {
+    int r = f->message_enter_container(m, 'a', "{sv}");
+    if (r < 0) return r;
+    while ((r = f->message_enter_container(m, 'e', "sv")) > 0) {
+        const char *key = NULL;
+        if ((r = f->message_read(m, "s", &key)) < 0) return r;
+        const char **slot = strcmp(key, "description") == 0 ? description : strcmp(key, "preferred_trigger") == 0 ? trigger : NULL;
+        if (slot && f->message_enter_container(m, 'v', "s") > 0) {
+            if ((r = f->message_read(m, "s", slot)) < 0) return r;
+            if ((r = f->message_exit_container(m)) < 0) return r;
+        } else if ((r = f->message_skip(m, "v")) < 0) {
+            return r;
+        }
+        if ((r = f->message_exit_container(m)) < 0) return r;
+    }
+    if (r < 0) return r;
+    return f->message_exit_container(m);
+}
+
+/* BindShortcuts' a(sa{sv}) after its two paths, flattened into out as "id\x1f description
+ * \x1f trigger \x1e" per shortcut (at most max of them); -E2BIG past either bound. */
+static inline int kbd_portal_read_shortcuts(const struct kbd_sd_bus_portal *f, sd_bus_message *m, char *out, size_t size, int max, int *count) {
+    size_t used = 0;
+    *count = 0;
+    if (size) out[0] = 0;
+    int r = f->message_enter_container(m, 'a', "(sa{sv})");
+    if (r < 0) return r;
+    while ((r = f->message_enter_container(m, 'r', "sa{sv}")) > 0) {
+        const char *id = NULL, *description = "", *trigger = "";
+        if (++*count > max) return -E2BIG;
+        if ((r = f->message_read(m, "s", &id)) < 0) return r;
+        if ((r = kbd_portal_read_props(f, m, &description, &trigger)) < 0) return r;
+        if ((r = f->message_exit_container(m)) < 0) return r;
+        if ((r = kbd_portal_put(out, size, &used, id, 0x1f)) < 0 || (r = kbd_portal_put(out, size, &used, description, 0x1f)) < 0 ||
+            (r = kbd_portal_put(out, size, &used, trigger, 0x1e)) < 0) return r;
+    }
+    if (r < 0) return r;
+    return f->message_exit_container(m);
+}
+
+/* Appends a(sa{sv}) from "id\x1f description \x1f trigger_description \x1e" records. */
+static inline int kbd_portal_append_shortcuts(const struct kbd_sd_bus_portal *f, sd_bus_message *m, const char *flat) {
+    int r = f->open_container(m, 'a', "(sa{sv})");
+    if (r < 0) return r;
+    char id[512], description[1024], trigger[256];
+    const char *p = flat;
+    while (p && *p) {
+        const char *a = strchr(p, 0x1f), *b = a ? strchr(a + 1, 0x1f) : NULL, *e = b ? strchr(b + 1, 0x1e) : NULL;
+        if (!e || (size_t)(a - p) >= sizeof id || (size_t)(b - a - 1) >= sizeof description || (size_t)(e - b - 1) >= sizeof trigger) return -EINVAL;
+        memcpy(id, p, (size_t)(a - p)); id[a - p] = 0;
+        memcpy(description, a + 1, (size_t)(b - a - 1)); description[b - a - 1] = 0;
+        memcpy(trigger, b + 1, (size_t)(e - b - 1)); trigger[e - b - 1] = 0;
+        r = f->append(m, "(sa{sv})", id, 2, "description", "s", description, "trigger_description", "s", trigger);
+        if (r < 0) return r;
+        p = e + 1;
+    }
+    return f->close_container(m);
+}
+
+/* Replies (u a{sv}) to a portal call: response, and in results "session_id" (when not NULL)
+ * and "shortcuts" (when not NULL). */
+static inline int kbd_portal_reply(const struct kbd_sd_bus_portal *f, sd_bus_message *call, uint32_t response, const char *session_id,
+                                   const char *shortcuts) {
+    sd_bus_message *reply = NULL;
+    int r = f->new_method_return(call, &reply);
+    if (r < 0) return r;
+    if ((r = f->append(reply, "u", response)) >= 0 && (r = f->open_container(reply, 'a', "{sv}")) >= 0) {
+        if (session_id && r >= 0) r = f->append(reply, "{sv}", "session_id", "s", session_id);
+        if (shortcuts && r >= 0 && (r = f->open_container(reply, 'e', "sv")) >= 0 && (r = f->append(reply, "s", "shortcuts")) >= 0 &&
+            (r = f->open_container(reply, 'v', "a(sa{sv})")) >= 0 && (r = kbd_portal_append_shortcuts(f, reply, shortcuts)) >= 0 &&
+            (r = f->close_container(reply)) >= 0)
+            r = f->close_container(reply);
+        if (r >= 0) r = f->close_container(reply);
+    }
+    if (r >= 0) r = f->send(NULL, reply, NULL);
+    f->message_unref(reply);
+    return r;
+}
+
+/* Replies with no value (Session.Close, Request.Close), one string (Introspect), one
+ * variant u (Properties.Get of version) or a{sv} with version (Properties.GetAll). */
+static inline int kbd_portal_reply_simple(const struct kbd_sd_bus_portal *f, sd_bus_message *call, char kind, const char *text, uint32_t version) {
+    sd_bus_message *reply = NULL;
+    int r = f->new_method_return(call, &reply);
+    if (r < 0) return r;
+    if (kind == 's') r = f->append(reply, "s", text);
+    else if (kind == 'v') r = f->append(reply, "v", "u", version);
+    else if (kind == 'a') r = f->append(reply, "a{sv}", 1, "version", "u", version);
+    if (r >= 0) r = f->send(NULL, reply, NULL);
+    f->message_unref(reply);
+    return r;
+}
+
+static inline int kbd_portal_reply_error(const struct kbd_sd_bus_portal *f, sd_bus_message *call, const char *name, const char *message) {
+    return f->reply_error(call, name, "%s", message);
+}
+
+/* Activated or Deactivated (member), sent to destination only (the frontend), from the
+ * portal's object: session path, shortcut id, timestamp, empty options. */
+static inline int kbd_portal_emit(const struct kbd_sd_bus_portal *f, sd_bus *bus, const char *destination, const char *member,
+                                  const char *session, const char *shortcut, uint64_t timestamp) {
+    sd_bus_message *m = NULL;
+    int r = f->new_signal(bus, &m, "/org/freedesktop/portal/desktop", "org.freedesktop.impl.portal.GlobalShortcuts", member);
+    if (r < 0) return r;
+    if ((r = f->set_destination(m, destination)) >= 0 && (r = f->append(m, "ost", session, shortcut, timestamp)) >= 0 &&
+        (r = f->append(m, "a{sv}", 0)) >= 0)
+        r = f->send(bus, m, NULL);
+    f->message_unref(m);
+    return r;
+}
+
+/* ShortcutsChanged, sent to destination only: the session's shortcuts as they are now. */
+static inline int kbd_portal_emit_changed(const struct kbd_sd_bus_portal *f, sd_bus *bus, const char *destination, const char *session,
+                                          const char *shortcuts) {
+    sd_bus_message *m = NULL;
+    int r = f->new_signal(bus, &m, "/org/freedesktop/portal/desktop", "org.freedesktop.impl.portal.GlobalShortcuts", "ShortcutsChanged");
+    if (r < 0) return r;
+    if ((r = f->set_destination(m, destination)) >= 0 && (r = f->append(m, "o", session)) >= 0 &&
+        (r = kbd_portal_append_shortcuts(f, m, shortcuts)) >= 0)
+        r = f->send(bus, m, NULL);
+    f->message_unref(m);
+    return r;
+}
+
+/* Closed on a session object (the backend ended the session), to destination only. */
+static inline int kbd_portal_emit_closed(const struct kbd_sd_bus_portal *f, sd_bus *bus, const char *destination, const char *session) {
+    sd_bus_message *m = NULL;
+    int r = f->new_signal(bus, &m, session, "org.freedesktop.impl.portal.Session", "Closed");
+    if (r < 0) return r;
+    if ((r = f->set_destination(m, destination)) >= 0) r = f->send(bus, m, NULL);
+    f->message_unref(m);
+    return r;
+}
+
 /* sd-login from libsystemd: the service's view of logind (KbdSeats). Loaded with dlopen
  * when the service first needs to know who is at a keyboard (a client that is not an
  * operator), so an idle service never maps libsystemd and what it links. */

@@ -20,6 +20,8 @@ enum AgentRegistration: Hashable, Sendable {
     case textInput
     /// The desktop-keymap watch on GNOME and KDE, a child process (its lines).
     case keymap
+    /// The desktop portal's GlobalShortcuts backend, a child process (its lines).
+    case portal
     /// A running command's output, and its pidfd (CommandRunner's descriptors).
     case commandOutput(Int32)
     case commandExit(Int32)
@@ -43,7 +45,7 @@ enum AgentTimer: Hashable, Sendable {
 /// signals, the config's directory, and named timers. Idle, it sleeps in epoll_wait with no
 /// timeout (0 wake-ups); a timer runs only while reconnecting or while a command runs.
 /// Each concern is in its folder: Service/ (the connection), Focus/, TextInput/,
-/// DesktopKeymap/, OnScreenKeyboards/, Bar/; this file holds the loop.
+/// DesktopKeymap/, OnScreenKeyboards/, Bar/, Portal/; this file holds the loop.
 final class AgentLoop {
     let configPath: String
     /// The service's socket: given with --socket, else chosen again before each connection
@@ -89,6 +91,9 @@ final class AgentLoop {
     var keymapWatch: DesktopKeymapWatch?
     var watchedLayouts: DesktopLayouts?
     var saidLayoutProblem: String?
+    /// The desktop portal's GlobalShortcuts backend (a child): apps' bindings, registered
+    /// ahead of the user's table.
+    var portal: PortalWatch?
     let environment: [String: String]
     /// A text console (XDG_SESSION_TYPE=tty, no WAYLAND_DISPLAY, no DISPLAY): the agent
     /// registers the user's table and runs its commands, nothing graphical: no shortcuts bar,
@@ -126,6 +131,7 @@ final class AgentLoop {
         }
         startTextInputWatch()
         updateBar()
+        startPortal()
         // Presence and the layout guide: stood once, sent again on every connection.
         _ = connection.stand("subscribe", .subscribe([.presence, .geometry]))
         perform(connection.start())
@@ -144,6 +150,7 @@ final class AgentLoop {
         bar.stop()
         stopTextInputWatch()
         keymapWatch = nil
+        portal = nil
         runner.stopAll()
         logger.info("stopped")
     }
@@ -173,6 +180,7 @@ final class AgentLoop {
         case .focus: readFocus()
         case .textInput: readTextInput()
         case .keymap: readKeymapWatch()
+        case .portal: readPortal()
         case .commandOutput(let fd): runner.drainOutput(fd)
         case .commandExit(let fd): runner.processExited(fd)
         }

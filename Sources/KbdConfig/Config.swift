@@ -43,6 +43,8 @@ public struct Config: Sendable {
     /// `[bar] enabled`: whether the session agent starts the shortcuts bar (kbd-commandd-bar);
     /// nil: where the compositor supports layer-shell (the bar exits at once where it does not).
     public var barEnabled: Bool? = nil
+    /// `[portal] approve`: "ask" (default), "always" or "never" (the session agent's desktop-portal backend).
+    public var portalApprove = "ask"
 
     public init(path: String, keymap: KeymapNames = KeymapNames(), table: CommandTable, devices: DeviceFilter = DeviceFilter(), geometry: TOMLTable? = nil,
                 osk: OnScreenKeyboardSettings = OnScreenKeyboardSettings(), scopes: ScopeMap = ScopeMap()) {

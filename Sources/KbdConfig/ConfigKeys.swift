@@ -21,6 +21,7 @@ struct ConfigDraft {
     /// Where `[hud] sequence_delay_ms` is, for its warning.
     var hudSequenceDelayLocation: SourceLocation?
     var barEnabled: Bool?
+    var portalApprove = "ask"
 
     init() {}
 
@@ -38,6 +39,7 @@ struct ConfigDraft {
         hudConfigured = c.hudConfigured
         hudSequenceDelayLocation = c.hudSequenceDelayLocation
         barEnabled = c.barEnabled
+        portalApprove = c.portalApprove
     }
 
     /// Moves what the keys set into `config` (whose table already has the sequence timeout).
@@ -53,6 +55,7 @@ struct ConfigDraft {
         config.hudConfigured = hudConfigured
         config.hudSequenceDelayLocation = hudSequenceDelayLocation
         config.barEnabled = barEnabled
+        config.portalApprove = portalApprove
     }
 }
 
@@ -179,6 +182,15 @@ extension ConfigLoader {
                       d.barEnabled = b
                       return nil
                   }, merge: { $0.barEnabled = $1.barEnabled }),
+        ConfigKey(section: "portal", name: "approve",
+                  doc: "an app's global shortcut through the desktop portal: \"ask\" (a dialog, the default), \"always\" (its preferred chord when free) or \"never\"",
+                  read: { value, _, _, d in
+                      guard case .string(let s) = value, ["ask", "always", "never"].contains(s) else {
+                          return "portal.approve: expected \"ask\", \"always\" or \"never\", found \(value.kindDescription)"
+                      }
+                      d.portalApprove = s
+                      return nil
+                  }, merge: { $0.portalApprove = $1.portalApprove }),
     ]
 
     /// `5` for an integer, else what the value is (`a string`).
@@ -220,7 +232,7 @@ extension ConfigLoader {
     }
 
     /// The sections made of the keys above, in the order they are read.
-    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "hud", "bar"]
+    static let keyedSections = ["keymap", "settings", "devices", "osk", "text_input", "accessibility", "hud", "bar", "portal"]
 
     /// Reads one keyed section's table into the draft: each key through its entry, an unknown
     /// key with the nearest names.

@@ -8,7 +8,7 @@ import KbdCommands
 public enum ConfigLoader {
     static let commandKeys = ["id", "title", "keys", "scope", "repeat", "priority_over_text_input", "run", "group", "discoverability_title", "action",
                                      "localize", "mirror", "devices", "on", "hold_ms", "tap_ms", "cooldown_ms", "run_on_release"]
-    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud", "bar", "device"]
+    static let sections = ["keymap", "settings", "command", "devices", "geometry", "osk", "scopes", "text_input", "accessibility", "hud", "bar", "device", "portal"]
 
     /// Loads and validates the file at `path`. The service loads its config with `.strict`
     /// (sshd's StrictModes: it executes the `run` programs the file names); the command-line
@@ -52,7 +52,7 @@ public enum ConfigLoader {
             problems.append(.init(location: SourceLocation(path: path, line: line), message: message))
         }
         for entry in root.entries where !sections.contains(entry.key) {
-            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]]")
+            problem(entry.line, "unknown section '\(entry.key)'\(hint(entry.key, sections)); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]], [portal]")
         }
 
         // The sections of plain keys, through the one table of keys (ConfigKeys.swift).

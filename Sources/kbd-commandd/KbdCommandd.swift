@@ -29,6 +29,6 @@ struct KbdCommandd: ParsableCommand {
             or keymap (file:line; check and reload print every problem).
             """,
         version: ServiceOptions.version,
-        subcommands: [ReplayCommand.self, RunCommand.self, AgentCommand.self, BarCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, ReloadCommand.self, MonitorCommand.self, GeometryCommand.self]
+        subcommands: [ReplayCommand.self, RunCommand.self, AgentCommand.self, BarCommand.self, WatchCommand.self, DevicesCommand.self, RecordCommand.self, CheckCommand.self, CommandsCommand.self, ReloadCommand.self, MonitorCommand.self, GeometryCommand.self, PortalCommand.self]
     )
 }

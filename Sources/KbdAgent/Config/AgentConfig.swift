@@ -40,6 +40,7 @@ extension AgentLoop {
         register()
         startTextInputWatch()
         updateBar()
+        tellPortal()
         applyFocus()
     }
 }

@@ -103,7 +103,8 @@ extension AgentLoop {
     func register() {
         guard client.isConnected else { return }
         let commands = config?.table.commands ?? []
-        let specs = commands.map {
+        // The apps' bindings first (the portal's), then the user's table.
+        let specs = (portal?.specs ?? []) + commands.map {
             ControlRequest.CommandSpec(id: $0.id, title: $0.title, keys: $0.keysText, scope: $0.scope, repeat: $0.repeat,
                                        priorityOverTextInput: $0.priorityOverTextInput, group: $0.group,
                                        discoverabilityTitle: $0.discoverabilityTitle, action: $0.action,
@@ -111,7 +112,7 @@ extension AgentLoop {
         }
         var timeout: Int?
         if let t = config?.table.sequenceTimeoutMilliseconds, t != CommandTable.defaultSequenceTimeoutMilliseconds { timeout = t }
-        registeredIDs = Set(commands.map(\.id))
+        registeredIDs = Set(specs.map(\.id))
         send(.register(commands: specs, sequenceTimeoutMilliseconds: timeout))
     }
 
@@ -132,6 +133,7 @@ extension AgentLoop {
     private func handle(_ reply: ControlReply) {
         switch reply {
         case .register(let count, let shadowed):
+            portal?.shadowed(shadowed)
             if shadowed.isEmpty {
                 logger.info("registered \(count) commands")
             } else {
@@ -164,6 +166,7 @@ extension AgentLoop {
         case .command(let id, _, _, _, let phase):
             // Only what this connection registered: not an id of an older table or of a config
             // that failed to register.
+            if let portal, registeredIDs.contains(id), portal.owns(id) { return portal.fired(id, phase: phase) }
             guard registeredIDs.contains(id), let command = config?.table.command(id: id) else { return }
             logger.info(phase.map { "command \(id) (\($0.rawValue))" } ?? "command \(id)")
             // At a release, a command with run_on_release runs that (issue 36); else its run.

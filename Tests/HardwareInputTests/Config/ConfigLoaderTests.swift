@@ -134,7 +134,7 @@ struct ConfigLoaderTests {
         ("""
          [keybindings]
          a = 1
-         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]]"]),
+         """, ["c.toml:1: unknown section 'keybindings'; expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]], [portal]"]),
         ("""
          [[command]]
          id = "a

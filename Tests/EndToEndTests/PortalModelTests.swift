@@ -1,0 +1,164 @@
+import KbdSystem
+@testable import KbdAgent
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The desktop portal backend's pure parts: `preferred_trigger` read into the service's
+/// chords and named for `trigger_description`, the sessions and their bindings under each
+/// approval policy, conflicts, bounds, and the approvals file's format.
+@Suite struct PortalTriggerTests {
+    @Test(arguments: [
+        ("CTRL+ALT+m", "Ctrl+Alt+M"), ("LOGO+Return", "Super+Return"), ("SHIFT+F9", "Shift+F9"),
+        ("ctrl+alt+m", "Ctrl+Alt+M"), ("logo+return", "Super+Return"), ("<Control><Alt>m", "Ctrl+Alt+M"),
+        ("<Primary><Shift>t", "Ctrl+Shift+T"), ("<Super>space", "Super+space"), ("F9", "F9"), ("Caps_Lock", "Caps_Lock"),
+        ("LOGO", "Super"), ("Control_R", "Ctrl"), ("CTRL+ALT+Delete", "Ctrl+Alt+Delete"), (" CTRL + m ", "Ctrl+M"),
+        ("CTRL++", "Ctrl+plus"), ("<Alt>F4", "Alt+F4"), ("<Control>", "Ctrl"),
+    ])
+    func readsTheSpecificationsFormat(text: String, keys: String) {
+        #expect(PortalTrigger(parsing: text)?.keys == keys)
+    }
+
+    @Test(arguments: ["", "CTRL+", "CTRL+ALT", "HYPERSPACE+m", "CTRL+m+n", "CTRL+CTRL+m", "NUM+m", "<Control><Alt>", "<Control m",
+                      "SHIFT+Caps_Lock", "CTRL+LOGO", String(repeating: "CTRL+", count: 40) + "m", "CTRL+\tm", "CTRL+nosuchkey"])
+    func refusesWhatIsNotATrigger(text: String) {
+        #expect(PortalTrigger(parsing: text) == nil)
+    }
+
+    @Test func descriptionsReadBackToTheSameChord() {
+        for text in ["CTRL+ALT+m", "LOGO+Return", "SHIFT+F9", "<Control><Alt>t", "Caps_Lock", "LOGO", "ALT+1"] {
+            let t = PortalTrigger(parsing: text)
+            #expect(t != nil)
+            #expect(PortalTrigger(parsing: t?.keys ?? "") == t)
+        }
+    }
+}
+
+@Suite struct PortalSessionsTests {
+    let a = "/org/freedesktop/portal/desktop/session/1_10/a"
+    let b = "/org/freedesktop/portal/desktop/session/1_11/b"
+    func request(_ id: String, _ trigger: String?, _ description: String = "it") -> PortalShortcutRequest {
+        PortalShortcutRequest(id: id, description: description, preferredTrigger: trigger)
+    }
+    func bound(_ s: inout PortalSessions, _ path: String, _ requests: [PortalShortcutRequest], policy: PortalApprovalPolicy = .always,
+               approvals: PortalApprovals = PortalApprovals(), taken: [String: String] = [:]) throws -> [PortalSessions.Decision] {
+        let decisions = try s.decide(requests, path: path, policy: policy, approvals: approvals, taken: taken)
+        s.bind(path: path, zip(requests, decisions).compactMap { r, d in if case .bind(let t) = d { (r, t) } else { nil } })
+        return decisions
+    }
+
+    @Test func alwaysBindsAFreePreferredTriggerAndNothingTwice() throws {
+        var s = PortalSessions()
+        try s.create(path: a, app: "org.example.Talk")
+        try s.create(path: b, app: "org.example.Other")
+        let taken = PortalSessions.taken([("Ctrl+Alt+T", "Terminal"), ("ctrl+x ctrl+s", "Save")])
+        #expect(try bound(&s, a, [request("talk", "CTRL+ALT+m"), request("dup", "<Control><Alt>m"), request("none", nil)], taken: taken)
+                == [.bind(PortalTrigger(keys: "Ctrl+Alt+M")), .refuse, .refuse])
+        // Another app: the same trigger (A has it), the user's Ctrl+Alt+T and a sequence's first chord are refused.
+        #expect(try bound(&s, b, [request("t2", "CTRL+ALT+m"), request("term", "<Control><Alt>t"), request("x", "CTRL+x"), request("rec", "SHIFT+F9")],
+                          taken: taken) == [.refuse, .refuse, .refuse, .bind(PortalTrigger(keys: "Shift+F9"))])
+        #expect(s.allBindings.map(\.binding.trigger.keys) == ["Ctrl+Alt+M", "Shift+F9"])
+        #expect(s.conflictOf(PortalTrigger(keys: "Ctrl+Alt+M"), session: b, taken: taken) == "org.example.Talk's shortcuts")
+        #expect(s.conflictOf(PortalTrigger(keys: "Ctrl+Alt+T"), session: b, taken: taken) == "your command Terminal")
+        // Each binding is its own command, found back by its id; closing the session drops them.
+        let id = try #require(s.session(a)?.bindings.first?.commandID)
+        #expect(s.binding(commandID: id)?.binding.shortcutID == "talk")
+        let hadBindings = s.close(path: a)
+        #expect(hadBindings)
+        #expect(s.binding(commandID: id) == nil)
+        #expect(s.allBindings.map(\.binding.shortcutID) == ["rec"])
+        // The service's own table has Shift+F9: the binding is dropped, its session stays.
+        let rec = try #require(s.allBindings.first?.binding.commandID)
+        let dropped = s.drop(commandID: rec)
+        #expect(dropped?.path == b)
+        #expect(s.allBindings.isEmpty && s.session(b) != nil)
+    }
+
+    @Test func neverBindsOnlyWhatWasApprovedAndAskAsks() throws {
+        var s = PortalSessions()
+        try s.create(path: a, app: "talk-app")
+        var approvals = PortalApprovals()
+        let ok1 = approvals.approve(.init(app: "talk-app", shortcutID: "talk", trigger: PortalTrigger(keys: "Super+T"), description: "Talk"))
+        #expect(ok1)
+        #expect(try bound(&s, a, [request("talk", "CTRL+ALT+m"), request("new", "CTRL+ALT+n")], policy: .never, approvals: approvals)
+                == [.bind(PortalTrigger(keys: "Super+T")), .refuse])
+        #expect(try s.decide([request("talk", nil), request("new", "CTRL+ALT+t")], path: a, policy: .ask, approvals: approvals,
+                             taken: ["Ctrl+Alt+T": "your command Terminal"])
+                == [.bind(PortalTrigger(keys: "Super+T")), .ask(proposed: PortalTrigger(keys: "Ctrl+Alt+T"), conflict: "your command Terminal")])
+    }
+
+    @Test func hostileRequestsAreBounded() throws {
+        var s = PortalSessions()
+        for i in 0..<PortalSessions.maxSessionsPerApp { try s.create(path: a + "\(i)", app: "greedy") }
+        #expect(throws: PortalSessions.Refusal.tooManySessions) { try s.create(path: a + "x", app: "greedy") }
+        #expect(throws: PortalSessions.Refusal.duplicate) { try s.create(path: a + "0", app: "other") }
+        let many = (0...PortalSessions.maxShortcuts).map { request("s\($0)", nil) }
+        #expect(throws: PortalSessions.Refusal.tooManyShortcuts) { try s.decide(many, path: a + "0", policy: .always, approvals: PortalApprovals(), taken: [:]) }
+        #expect(throws: PortalSessions.Refusal.invalid) {
+            try s.decide([request("a\tb", nil)], path: a + "0", policy: .always, approvals: PortalApprovals(), taken: [:])
+        }
+        #expect(throws: PortalSessions.Refusal.invalid) {
+            try s.decide([request("same", nil), request("same", nil)], path: a + "0", policy: .always, approvals: PortalApprovals(), taken: [:])
+        }
+        #expect(throws: PortalSessions.Refusal.unknownSession) { try s.decide([], path: b, policy: .always, approvals: PortalApprovals(), taken: [:]) }
+        #expect(!PortalBackend.isSessionPath("/org/freedesktop/portal/desktop/session/1_2/x/../y"))
+        #expect(PortalBackend.isSessionPath(a))
+    }
+}
+
+@Suite struct PortalWatchLineTests {
+    @Test func aBindingLineReadsBackWithSpacesInItsFields() {
+        #expect(PortalWatch.binding("portal:3 Ctrl+Alt+M 8 Talk App Push to talk".utf8[...])
+                == PortalWatch.Binding(commandID: "portal:3", keys: "Ctrl+Alt+M", app: "Talk App", description: "Push to talk"))
+        #expect(PortalWatch.binding("portal:3 Ctrl+Alt+M 9 Talk App Push".utf8[...]) == nil)
+        #expect(PortalWatch.binding("portal:4 F9 3 obs ".utf8[...])?.description == "")
+        #expect(PortalWatch.binding("portal:4 F9 3 obs".utf8[...])?.app == "obs")
+        // Not a chord of the service, not one of the backend's ids, a length past the line.
+        #expect(PortalWatch.binding("portal:5 Ctrl+Nothing 3 obs x".utf8[...]) == nil)
+        #expect(PortalWatch.binding("save Ctrl+S 3 obs x".utf8[...]) == nil)
+        #expect(PortalWatch.binding("portal:6 F9 30 obs x".utf8[...]) == nil)
+    }
+}
+
+@Suite struct PortalApprovalsTests {
+    let dir = EndToEndDirectory()
+
+    @Test func roundTripsThroughItsFile() throws {
+        var approvals = PortalApprovals()
+        let ok2 = approvals.approve(.init(app: "com.obsproject.Studio", shortcutID: "record", trigger: PortalTrigger(keys: "Shift+F9"), description: "Start/stop recording"))
+        #expect(ok2)
+        let ok3 = approvals.approve(.init(app: "mumble", shortcutID: "ptt", trigger: PortalTrigger(keys: "Caps_Lock"), description: "Push to talk"))
+        #expect(ok3)
+        let ok4 = approvals.approve(.init(app: "", shortcutID: "x", trigger: PortalTrigger(keys: "F1"), description: ""))
+        #expect(!ok4)
+        let ok5 = approvals.approve(.init(app: "bad\napp", shortcutID: "x", trigger: PortalTrigger(keys: "F1"), description: ""))
+        #expect(!ok5)
+        let path = dir.path + "/portal-approvals"
+        #expect(PortalApprovalsFile.write(approvals.encoded, to: path) == nil)
+        let read = try PortalApprovals(decoding: String(decoding: try readWholeFile(path: path, limit: 1 << 20), as: UTF8.self))
+        #expect(read == approvals)
+        #expect(read.trigger(app: "mumble", shortcutID: "ptt") == PortalTrigger(keys: "Caps_Lock"))
+        #expect(read.apps == ["com.obsproject.Studio", "mumble"])
+        var revoked = read
+        let count = revoked.revoke(app: "mumble")
+        #expect(count == 1)
+        #expect(revoked.trigger(app: "mumble", shortcutID: "ptt") == nil)
+        #expect(revoked.entries.count == 1)
+    }
+
+    @Test func aBrokenLineIsSaidWithItsNumber() {
+        #expect(throws: PortalApprovals.DecodeError(line: 3, message: "expected 4 tab-separated fields (app, shortcut id, chord, description), found 2")) {
+            try PortalApprovals(decoding: "# header\napp\tid\tF1\tdesc\napp\tonly\n")
+        }
+        #expect(throws: PortalApprovals.DecodeError(line: 1, message: "'Ctrl+Nothing' is not a chord")) {
+            try PortalApprovals(decoding: "app\tid\tCtrl+Nothing\tdesc\n")
+        }
+    }
+
+    @Test func theStateDirectoryComesFromTheEnvironment() {
+        #expect(PortalApprovals.path(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/kbd-commandd/portal-approvals")
+        #expect(PortalApprovals.path(environment: ["HOME": "/h"]) == "/h/.local/state/kbd-commandd/portal-approvals")
+        #expect(PortalApprovals.path(environment: ["XDG_STATE_HOME": "relative"]) == nil)
+    }
+}
