@@ -119,8 +119,9 @@ public struct ChordRouter: Sendable {
     public mutating func handle(_ key: KeyEvent, on device: DeviceIdentity?, into out: inout [Output]) {
         expire(at: key.time, into: &out)
         // A table with phases sees releases, repeats and modifier keys first (one test for the others).
-        if table.hasPhases, key.state != .press || key.isModifierKey || !phases.isEmpty, phaseKey(key, device, into: &out) { return }
-        guard key.state != .release, !key.isModifierKey else { return }
+        let modifierKey = isModifierKey(key)
+        if table.hasPhases, key.state != .press || modifierKey || !phases.isEmpty, phaseKey(key, device, into: &out) { return }
+        guard key.state != .release, !modifierKey else { return }
         if key.state == .press, key.chord.hasCommandModifier {
             out.append(.chord(time: key.time, device: key.device, chord: key.chord))
         }
@@ -147,6 +148,11 @@ public struct ChordRouter: Sendable {
                 return
             }
         }
+    }
+
+    /// A modifier key the router passes over (taps aside): not Caps Lock when the table binds it.
+    func isModifierKey(_ key: KeyEvent) -> Bool {
+        key.isModifierKey && !(table.hasLockKeys && key.chord.keysym.isCommandLock)
     }
 
     private mutating func advance(to node: Int, key: KeyEvent, _ device: DeviceIdentity?, chord: ChordKey, prefix: [ChordKey],

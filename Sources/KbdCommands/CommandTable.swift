@@ -45,6 +45,9 @@ public struct CommandTable: Sendable {
     /// Whether any command uses a key phase: without, the router never looks at releases.
     public let hasPhases: Bool
     let hasTaps: Bool
+    /// Whether a chord of the table is Caps Lock's (`Keysym.isCommandLock`): only then is its
+    /// key routed like any other (else it is a modifier key the router passes over).
+    let hasLockKeys: Bool
     /// One bit per hash of every chord in the table, 16 bits per chord or more (at least
     /// 1,024, at most 2^20): a key whose chord's bit is clear is bound nowhere, and the
     /// router skips the dictionary lookups (SipHash, ~100 instructions each) for most typed
@@ -120,6 +123,7 @@ public struct CommandTable: Sendable {
         self.commands = commands
         self.taps = taps
         self.hasTaps = !taps.isEmpty
+        self.hasLockKeys = commands.contains { $0.keys.contains { $0.keysym.isCommandLock } }
         self.hasPhases = commands.contains { $0.hasPhases }
         self.nodes = nodes
         self.roots = roots

@@ -130,7 +130,7 @@ extension ChordRouter {
     /// A release, a repeat or a modifier key, for a table with phases: true when the phases
     /// took it (a repeat of a key they follow), false to route it as usual.
     mutating func phaseKey(_ key: KeyEvent, _ device: DeviceIdentity?, into out: inout [Output]) -> Bool {
-        if key.isModifierKey {
+        if isModifierKey(key) {
             modifierKey(key, device, into: &out)
             return true
         }

@@ -14,7 +14,7 @@ extension ConfigLoader {
         for layout in 0..<keymap.layoutCount {
             for bits in 0..<32 {
                 state.set(modifiers: ModifierSet(rawValue: UInt8(bits)), layout: layout)
-                for code in UInt16(1)...255 where !keymap.isModifierKey(code: code) {
+                for code in UInt16(1)...255 where !keymap.isModifierKey(code: code) || keymap.levelOneKeysym(code: code, layout: layout).isCommandLock {
                     let (chord, alternate) = state.chordForms(code: code)
                     chords.insert(chord)
                     keysyms.insert(chord.keysym)

@@ -91,7 +91,7 @@ extension ChordKey {
             }
             throw ChordParseError(text: text, message: "unknown key name '\(keyText)'; expected a keysym name such as a, 1, exclam, Return, F4 (see xkbcommon-keysyms.h)")
         }
-        if sym.isModifier {
+        if sym.isModifier, !sym.isCommandLock {
             throw ChordParseError(text: text, message: "'\(keyText)' is a modifier key; a chord ends with a non-modifier key")
         }
         self.init(modifiers: mods, keysym: sym)

@@ -91,6 +91,11 @@ public struct Keysym: Sendable, Hashable, CustomStringConvertible {
             || rawValue == 0xFF7E /* Mode_switch */ || rawValue == 0xFF7F /* Num_Lock */
     }
 
+    /// Caps Lock: a modifier keysym (a lock) that a command may still take as its key
+    /// (`keys = "Caps_Lock"`, an app's push-to-talk through the desktop portal, issue 36):
+    /// it fires at its press and, with phases, its release, like any key.
+    public var isCommandLock: Bool { rawValue == 0xFFE5 }
+
     /// Function keys F1…F35.
     public var isFunctionKey: Bool { (0xFFBE...0xFFE0).contains(rawValue) }
 

@@ -1,4 +1,6 @@
 import KbdSystem
+import KbdControl
+import KbdCommands
 @testable import KbdAgent
 import Testing
 #if canImport(Glibc)
@@ -15,6 +17,7 @@ import Glibc
         ("<Primary><Shift>t", "Ctrl+Shift+T"), ("<Super>space", "Super+space"), ("F9", "F9"), ("Caps_Lock", "Caps_Lock"),
         ("LOGO", "Super"), ("Control_R", "Ctrl"), ("CTRL+ALT+Delete", "Ctrl+Alt+Delete"), (" CTRL + m ", "Ctrl+M"),
         ("CTRL++", "Ctrl+plus"), ("<Alt>F4", "Alt+F4"), ("<Control>", "Ctrl"),
+        ("CAPS", "Caps_Lock"), ("CapsLock", "Caps_Lock"),
     ])
     func readsTheSpecificationsFormat(text: String, keys: String) {
         #expect(PortalTrigger(parsing: text)?.keys == keys)
@@ -24,6 +27,15 @@ import Glibc
                       "SHIFT+Caps_Lock", "CTRL+LOGO", String(repeating: "CTRL+", count: 40) + "m", "CTRL+\tm", "CTRL+nosuchkey"])
     func refusesWhatIsNotATrigger(text: String) {
         #expect(PortalTrigger(parsing: text) == nil)
+    }
+
+    @Test func capsLockAndABareKeyAreChordsAModifierAloneIsATap() {
+        // A chord: registered with run_on_release (Activated at the press, Deactivated at the release).
+        for keys in ["Caps_Lock", "F9", "Ctrl+Alt+M"] { #expect(PortalTrigger(keys: keys).isChord && PortalTrigger(keys: keys).isRegistrable) }
+        // A modifier alone: the service fires it at its tap.
+        for keys in ["Super", "Ctrl", "Alt", "Shift", "AltGr"] { #expect(!PortalTrigger(keys: keys).isChord && PortalTrigger(keys: keys).isRegistrable) }
+        #expect(!PortalTrigger(keys: "Shift_L").isRegistrable)
+        #expect(!PortalTrigger(keys: "Num_Lock").isRegistrable)
     }
 
     @Test func descriptionsReadBackToTheSameChord() {
@@ -108,6 +120,27 @@ import Glibc
 }
 
 @Suite struct PortalWatchLineTests {
+    @Test func phasesBecomeActivatedAndDeactivated() {
+        #expect(PortalWatch.lines(for: .press) == ["press"])
+        #expect(PortalWatch.lines(for: .release) == ["release"])
+        // A modifier alone (its tap) and the bar's tap (no phase): both, in order.
+        #expect(PortalWatch.lines(for: .tap) == ["press", "release"])
+        #expect(PortalWatch.lines(for: nil) == ["press", "release"])
+        #expect(PortalWatch.lines(for: .hold).isEmpty && PortalWatch.lines(for: .repeat).isEmpty)
+    }
+
+    @Test func aChordIsRegisteredWithItsReleaseAModifierAloneWithout() {
+        func spec(_ keys: String) -> ControlRequest.CommandSpec {
+            PortalWatch.spec(PortalWatch.Binding(commandID: "portal:1", keys: keys, app: "mumble", description: "Push to talk"))
+        }
+        #expect(spec("Caps_Lock").phases.runOnRelease == [])
+        #expect(spec("Ctrl+Alt+M").phases.runOnRelease == [])
+        #expect(spec("Super").phases.runOnRelease == nil)
+        #expect(spec("F9").group == "mumble" && spec("F9").title == "Push to talk")
+        #expect(PortalWatch.binding("portal:7 Caps_Lock 6 mumble Push to talk".utf8[...])?.keys == "Caps_Lock")
+        #expect(PortalWatch.binding("portal:8 Super 6 mumble Push to talk".utf8[...])?.keys == "Super")
+    }
+
     @Test func aBindingLineReadsBackWithSpacesInItsFields() {
         #expect(PortalWatch.binding("portal:3 Ctrl+Alt+M 8 Talk App Push to talk".utf8[...])
                 == PortalWatch.Binding(commandID: "portal:3", keys: "Ctrl+Alt+M", app: "Talk App", description: "Push to talk"))

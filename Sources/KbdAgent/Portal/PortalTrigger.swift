@@ -31,9 +31,10 @@ public struct PortalTrigger: Sendable, Equatable, CustomStringConvertible {
             self.keys = mod.names.joined(separator: "+")
             return
         }
-        guard let sym = Keysym(chordKey: last), sym.rawValue != 0 else { return nil }
+        guard let sym = Keysym(chordKey: Self.lockNames.contains(last.lowercased()) ? "Caps_Lock" : last), sym.rawValue != 0 else { return nil }
         if sym.isModifier {
-            // Caps Lock and the like: a bare key, never with modifiers.
+            // Caps Lock (the service fires it at its press and release, `Keysym.isCommandLock`)
+            // and the like: a bare key, never with modifiers.
             guard mods.isEmpty else { return nil }
             self.keys = sym.name
             return
@@ -47,6 +48,9 @@ public struct PortalTrigger: Sendable, Equatable, CustomStringConvertible {
 
     /// A chord (not a modifier alone, which the service fires at its tap).
     public var isChord: Bool { (try? ChordKey.parseSequence(keys)) != nil }
+
+    /// Caps Lock's names besides its keysym's (`CAPS`, as the specification spells modifiers).
+    static let lockNames: Set<String> = ["caps", "capslock", "caps_lock"]
 
     /// The modifiers the service takes alone as a command's keys (a tap).
     static let loneModifiers: Set<String> = ["Ctrl", "Alt", "Shift", "Super", "AltGr"]

@@ -76,14 +76,16 @@ final class PortalWatch {
 
     func owns(_ commandID: String) -> Bool { commandID.hasPrefix("portal:") && bindings.contains { $0.commandID == commandID } }
 
-    /// The bindings as commands of the user's table: in the app's group, titled by their descriptions.
-    var specs: [ControlRequest.CommandSpec] {
-        bindings.map {
-            ControlRequest.CommandSpec(id: $0.commandID, title: $0.description.isEmpty ? $0.app : $0.description, keys: $0.keys,
-                                       group: $0.app, discoverabilityTitle: $0.description.isEmpty ? nil : $0.description,
-                                       // An empty run_on_release: the service reports the release too (Deactivated).
-                                       phases: Command.PhaseKeys(runOnRelease: PortalTrigger(keys: $0.keys).isChord ? [] : nil))
-        }
+    /// The bindings as commands of the user's table.
+    var specs: [ControlRequest.CommandSpec] { bindings.map(Self.spec) }
+
+    /// A binding as a command: in the app's group, titled by its description; a chord with an
+    /// empty run_on_release, so the service reports its release too (Deactivated); a modifier
+    /// alone fires at its tap.
+    static func spec(_ b: Binding) -> ControlRequest.CommandSpec {
+        ControlRequest.CommandSpec(id: b.commandID, title: b.description.isEmpty ? b.app : b.description, keys: b.keys,
+                                   group: b.app, discoverabilityTitle: b.description.isEmpty ? nil : b.description,
+                                   phases: Command.PhaseKeys(runOnRelease: PortalTrigger(keys: b.keys).isChord ? [] : nil))
     }
 
     /// Reads what the child said and logs it; whether the bindings changed (register again)

@@ -29,7 +29,7 @@ struct KeyPhasesTests {
         }
     }
 
-    static let ctrl: UInt16 = 29, alt: UInt16 = 56, r: UInt16 = 19, meta: UInt16 = 125, s: UInt16 = 31
+    static let ctrl: UInt16 = 29, alt: UInt16 = 56, r: UInt16 = 19, meta: UInt16 = 125, s: UInt16 = 31, caps: UInt16 = 58, x: UInt16 = 45
 
     @Test func aHoldIsATimerTheCallerFiresAtTheRoutersDeadline() throws {
         let c = try Clocked("""
@@ -89,5 +89,33 @@ struct KeyPhasesTests {
         #expect(c.fired == ["launcher tap 200"])
         #expect(shown == [.show(time: EventTime(microseconds: 1_700_000), trigger: .hold, pending: nil),
                           .hide(time: EventTime(microseconds: 1_800_000), trigger: .hold)])
+    }
+
+    @Test func capsLockIsACommandKeyAtItsPressAndRelease() throws {
+        // An app's push-to-talk on Caps Lock through the portal: registered with run_on_release.
+        let c = try Clocked("[[command]]\nid = \"talk\"\nkeys = \"Caps_Lock\"\nrun_on_release = [\"/bin/true\"]\n")
+        try c.key(Self.caps, 1, at: 0)
+        try c.key(Self.caps, 0, at: 800)
+        #expect(c.fired == ["talk press 0", "talk release 800"])
+        // Without phases: at the press only.
+        let plain = try Clocked("[[command]]\nid = \"caps\"\nkeys = \"Caps_Lock\"\n")
+        try plain.key(Self.caps, 1, at: 0)
+        try plain.key(Self.caps, 0, at: 100)
+        #expect(plain.fired == ["caps press 0"])
+    }
+
+    @Test func capsLockStaysAModifierKeyForATableThatDoesNotBindIt() throws {
+        // A sequence waits through a Caps Lock press as through Shift.
+        let c = try Clocked("[[command]]\nid = \"seq\"\nkeys = \"Ctrl+X S\"\n")
+        try c.key(Self.ctrl, 1, at: 0)
+        try c.key(Self.x, 1, at: 10)
+        try c.key(Self.x, 0, at: 20)
+        try c.key(Self.ctrl, 0, at: 30)
+        try c.key(Self.caps, 1, at: 40)
+        try c.key(Self.caps, 0, at: 50)
+        try c.key(Self.s, 1, at: 60)
+        #expect(c.fired == ["seq press 60"])
+        #expect(throws: ChordParseError.self) { try ChordKey.parseSequence("Shift_L") }
+        #expect(try ChordKey.parseSequence("Caps_Lock").map(\.keysym.isCommandLock) == [true])
     }
 }
