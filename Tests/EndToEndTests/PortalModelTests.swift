@@ -100,6 +100,50 @@ import Glibc
                 == [.bind(PortalTrigger(keys: "Super+T")), .ask(proposed: PortalTrigger(keys: "Ctrl+Alt+T"), conflict: "your command Terminal")])
     }
 
+    @Test func askPutsOneQuestionPerShortcutAndBindsOnlyAFreeAnswer() throws {
+        var s = PortalSessions()
+        try s.create(path: a, app: "org.example.Other")
+        try s.create(path: b, app: "mumble")
+        _ = try bound(&s, a, [request("rec", "SHIFT+F9")])
+        let taken = PortalSessions.taken([("Ctrl+Alt+T", "Terminal")])
+        let requests = [request("ptt", "CAPS", "Push to talk"), request("mute", "SHIFT+F9", "Mute"), request("deafen", nil, "Deafen"),
+                        request("other", "CTRL+ALT+d", "Other")]
+        let decided = try s.decide(requests, path: b, policy: .ask, approvals: PortalApprovals(), taken: taken)
+        #expect(decided == [.ask(proposed: PortalTrigger(keys: "Caps_Lock"), conflict: nil),
+                            .ask(proposed: PortalTrigger(keys: "Shift+F9"), conflict: "org.example.Other's shortcuts"),
+                            .ask(proposed: nil, conflict: nil), .ask(proposed: PortalTrigger(keys: "Ctrl+Alt+D"), conflict: nil)])
+        // The person accepts Caps Lock, presses the taken Shift+F9 for "mute", Ctrl+Alt+m for
+        // "deafen", Ctrl+Alt+m again for "other" (taken by then) — and is asked four times.
+        let answers: [String: String] = ["ptt": "accept Caps_Lock", "mute": "accept Shift+F9", "deafen": "accept Ctrl+Alt+m",
+                                         "other": "accept Ctrl+Alt+m"]
+        let asked = Asked()
+        let answered = s.answer(decided, for: requests, path: b, taken: taken) { p in
+            asked.proposals.append(p)
+            let id = requests.first { $0.description == p.description }?.id ?? ""
+            return PortalConsentDialog.answer(answers[id] ?? "refuse")
+        }
+        #expect(answered == [.bind(PortalTrigger(keys: "Caps_Lock")), .refuse, .bind(PortalTrigger(keys: "Ctrl+Alt+M")), .refuse])
+        #expect(asked.proposals.map(\.app) == ["mumble", "mumble", "mumble", "mumble"])
+        #expect(asked.proposals[1].conflict == "org.example.Other's shortcuts")
+        // No dialog (the default): nothing new.
+        #expect(s.answer(decided, for: requests, path: b, taken: taken, consent: PortalConsentDialog.none) == [.refuse, .refuse, .refuse, .refuse])
+    }
+
+    final class Asked: @unchecked Sendable { var proposals: [PortalConsentProposal] = [] }
+
+    @Test func theConsentDialogsCommandLineAndAnswer() {
+        let p = PortalConsentProposal(app: "mumble", description: "Push to talk", chord: PortalTrigger(keys: "Caps_Lock"), conflict: "your command Caps")
+        #expect(PortalConsentDialog.arguments(p) == ["--consent", "--app", "mumble", "--description", "Push to talk", "--chord", "Caps_Lock",
+                                                     "--conflict", "your command Caps"])
+        #expect(PortalConsentDialog.arguments(PortalConsentProposal(app: "a", description: "d", chord: nil, conflict: nil))
+                == ["--consent", "--app", "a", "--description", "d", "--chord", ""])
+        #expect(PortalConsentDialog.answer("accept Ctrl+Alt+m\n") == PortalTrigger(keys: "Ctrl+Alt+M"))
+        #expect(PortalConsentDialog.answer("accept Super") == PortalTrigger(keys: "Super"))
+        for line in ["refuse", "refuse\n", "accept", "accept Ctrl+Nothing", "accept Shift+Caps_Lock", "yes Ctrl+M", ""] {
+            #expect(PortalConsentDialog.answer(line) == nil)
+        }
+    }
+
     @Test func hostileRequestsAreBounded() throws {
         var s = PortalSessions()
         for i in 0..<PortalSessions.maxSessionsPerApp { try s.create(path: a + "\(i)", app: "greedy") }

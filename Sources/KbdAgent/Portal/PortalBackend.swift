@@ -21,8 +21,12 @@ final class PortalBackend {
     private var taken: [String: String] = [:]
     private let approvalsPath: String?
     private var frontend: String?
+    /// How approve = "ask" asks (PortalConsent): no dialog yet, so nothing new is bound.
+    private let consent: PortalConsent
 
-    init(bus: PortalBus, output: Int32, input: Int32, policy: PortalApprovalPolicy, approvalsPath: String?) {
+    init(bus: PortalBus, output: Int32, input: Int32, policy: PortalApprovalPolicy, approvalsPath: String?,
+         consent: @escaping PortalConsent = PortalConsentDialog.none) {
+        self.consent = consent
         self.bus = bus
         self.output = output
         self.input = input
@@ -158,7 +162,8 @@ final class PortalBackend {
         var approvals = loadApprovals()
         let decisions: [PortalSessions.Decision]
         do throws(PortalSessions.Refusal) {
-            decisions = try sessions.decide(requests, path: session.path, policy: policy, approvals: approvals, taken: taken)
+            let decided = try sessions.decide(requests, path: session.path, policy: policy, approvals: approvals, taken: taken)
+            decisions = sessions.answer(decided, for: requests, path: session.path, taken: taken, consent: consent)
         } catch {
             say(.warning("portal: \(session.app): \(error)"))
             return bus.reply(call.message, response: 2)

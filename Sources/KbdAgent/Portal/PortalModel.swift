@@ -133,6 +133,22 @@ public struct PortalSessions: Sendable {
         }
     }
 
+    /// The asked shortcuts (`.ask` decisions) answered by `consent`, one question each, in
+    /// order: the chord the person accepted becomes `.bind` when it is still free (not the
+    /// user's, another app's or one bound earlier in this call), else `.refuse`.
+    public func answer(_ decisions: [Decision], for requests: [PortalShortcutRequest], path: String, taken: [String: String],
+                       consent: PortalConsent) -> [Decision] {
+        guard let s = session(path) else { return decisions.map { _ in .refuse } }
+        var claimed = Set(decisions.compactMap { if case .bind(let t) = $0 { t.keys } else { nil } })
+        return zip(requests, decisions).map { r, d in
+            guard case .ask(let proposed, let conflict) = d else { return d }
+            let proposal = PortalConsentProposal(app: s.app, description: r.description, chord: proposed, conflict: conflict)
+            guard let chord = consent(proposal), conflictOf(chord, session: path, taken: taken, claimed: claimed) == nil else { return .refuse }
+            claimed.insert(chord.keys)
+            return .bind(chord)
+        }
+    }
+
     /// What already has `trigger`: the user's table, another session's binding, or a shortcut
     /// decided earlier in the same call; nil when it is free.
     public func conflictOf(_ trigger: PortalTrigger, session path: String, taken: [String: String], claimed: Set<String> = []) -> String? {
