@@ -1,6 +1,7 @@
 import KbdProcess
 import KbdSystem
 import CLinux
+import CSystemd
 #if canImport(Glibc)
 import Glibc
 #endif
