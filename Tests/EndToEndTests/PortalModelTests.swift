@@ -120,7 +120,9 @@ import Glibc
         let answered = s.answer(decided, for: requests, path: b, taken: taken) { p in
             asked.proposals.append(p)
             let id = requests.first { $0.description == p.description }?.id ?? ""
-            return PortalConsentDialog.answer(answers[id] ?? "refuse")
+            // The dialog's line: `accept CHORD` in the service's names, or `refuse`.
+            let line = answers[id] ?? "refuse"
+            return line.hasPrefix("accept ") ? PortalTrigger(parsing: String(line.dropFirst(7))) : nil
         }
         #expect(answered == [.bind(PortalTrigger(keys: "Caps_Lock")), .refuse, .bind(PortalTrigger(keys: "Ctrl+Alt+M")), .refuse])
         #expect(asked.proposals.map(\.app) == ["mumble", "mumble", "mumble", "mumble"])
@@ -131,17 +133,12 @@ import Glibc
 
     final class Asked: @unchecked Sendable { var proposals: [PortalConsentProposal] = [] }
 
-    @Test func theConsentDialogsCommandLineAndAnswer() {
-        let p = PortalConsentProposal(app: "mumble", description: "Push to talk", chord: PortalTrigger(keys: "Caps_Lock"), conflict: "your command Caps")
-        #expect(PortalConsentDialog.arguments(p) == ["--consent", "--app", "mumble", "--description", "Push to talk", "--chord", "Caps_Lock",
-                                                     "--conflict", "your command Caps"])
-        #expect(PortalConsentDialog.arguments(PortalConsentProposal(app: "a", description: "d", chord: nil, conflict: nil))
-                == ["--consent", "--app", "a", "--description", "d", "--chord", ""])
-        #expect(PortalConsentDialog.answer("accept Ctrl+Alt+m\n") == PortalTrigger(keys: "Ctrl+Alt+M"))
-        #expect(PortalConsentDialog.answer("accept Super") == PortalTrigger(keys: "Super"))
-        for line in ["refuse", "refuse\n", "accept", "accept Ctrl+Nothing", "accept Shift+Caps_Lock", "yes Ctrl+M", ""] {
-            #expect(PortalConsentDialog.answer(line) == nil)
-        }
+    @Test func theDialogsChordsReadAsTriggers() {
+        // What the dialog accepts, in the service's names, is a trigger as the app's would be.
+        #expect(PortalTrigger(parsing: "Ctrl+Alt+m") == PortalTrigger(keys: "Ctrl+Alt+M"))
+        #expect(PortalTrigger(parsing: "Super") == PortalTrigger(keys: "Super"))
+        #expect(PortalTrigger(parsing: "Caps_Lock") == PortalTrigger(keys: "Caps_Lock"))
+        for chord in ["Ctrl+Nothing", "Shift+Caps_Lock", "Ctrl+M N", ""] { #expect(PortalTrigger(parsing: chord) == nil) }
     }
 
     @Test func hostileRequestsAreBounded() throws {

@@ -2,7 +2,7 @@
 /// app (the proposal) and answers with a chord (the app's, or another they pressed) or
 /// nothing. The question is asked through one function, `PortalConsent`, which the backend
 /// is handed: `PortalConsentDialog.none` (no dialog: nothing new is bound) until the bar's
-/// consent dialog (`kbd-commandd-bar --consent`) is plugged in with `arguments` and `answer`.
+/// consent dialog (`kbd-commandd-bar --consent`) is plugged in.
 public struct PortalConsentProposal: Sendable, Equatable {
     /// The app's id, or its executable's name.
     public var app: String
@@ -24,25 +24,12 @@ public struct PortalConsentProposal: Sendable, Equatable {
 /// Asks about one proposal; the chord accepted, or nil (refused, closed, no dialog).
 public typealias PortalConsent = @Sendable (PortalConsentProposal) -> PortalTrigger?
 
-/// The consent dialog's side of the seam: its command line and its one answer line.
+/// The consent seam's one implementation so far.
 public enum PortalConsentDialog {
     /// No dialog: every question is answered "refuse" (approve = "ask" binds nothing new).
+    /// The dialog (`kbd-commandd-bar --consent`, KbdControl's `ConsentDialog` on main) plugs in
+    /// as another `PortalConsent`: its `arguments(binary:app:description:chord:conflict:)` from
+    /// the proposal (`chord?.keys`), run as a child, then `reply(output:status:)`; an
+    /// `.accept(chord)` is `PortalTrigger(parsing: chord)`, anything else nil.
     public static let none: PortalConsent = { _ in nil }
-
-    /// `kbd-commandd-bar --consent --app NAME --description TEXT --chord CHORD [--conflict TEXT]`
-    /// (an empty CHORD: the app proposed none, the person presses one).
-    public static func arguments(_ p: PortalConsentProposal) -> [String] {
-        var out = ["--consent", "--app", p.app, "--description", p.description, "--chord", p.chord?.keys ?? ""]
-        if let conflict = p.conflict { out += ["--conflict", conflict] }
-        return out
-    }
-
-    /// The dialog's line: `accept CHORD` (a chord in the service's names, maybe another than
-    /// proposed) or `refuse`; nil for a refusal, or a chord the service would not take.
-    public static func answer(_ line: String) -> PortalTrigger? {
-        var text = Substring(line)
-        if text.last == "\n" { text = text.dropLast() }
-        guard text.hasPrefix("accept "), let trigger = PortalTrigger(parsing: String(text.dropFirst(7))), trigger.isRegistrable else { return nil }
-        return trigger
-    }
 }

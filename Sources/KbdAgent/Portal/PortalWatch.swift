@@ -32,7 +32,8 @@ final class PortalWatch {
     }
 
     /// Starts the child on the session bus (`DBUS_SESSION_BUS_ADDRESS`).
-    init(policy: String, approvalsPath: String?) throws(ChildProcessError) {
+    /// `consent` asks about a shortcut under approve = "ask" (in the child; no dialog by default).
+    init(policy: String, approvalsPath: String?, consent: @escaping PortalConsent = PortalConsentDialog.none) throws(ChildProcessError) {
         let initial = PortalApprovalPolicy(rawValue: policy) ?? .ask
         child = try WatchChild(input: true) { output in
             let bus: PortalBus
@@ -40,7 +41,7 @@ final class PortalWatch {
                 ChildLine.error(error.message).write(to: output)
                 return
             }
-            PortalBackend(bus: bus, output: output, input: 0, policy: initial, approvalsPath: approvalsPath).run()
+            PortalBackend(bus: bus, output: output, input: 0, policy: initial, approvalsPath: approvalsPath, consent: consent).run()
         }
     }
 
