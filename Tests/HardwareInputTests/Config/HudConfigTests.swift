@@ -51,7 +51,7 @@ import Testing
         ("[hud]\nsequence_delay_ms = -1\n", "c.toml:2: hud.sequence_delay_ms: expected an integer from 0 to 60000 (default 500), found -1"),
         ("[hud]\nenabled = \"yes\"\n", "c.toml:2: hud.enabled: expected true or false, found a string"),
         ("[hud]\ndealy_ms = 500\n", "c.toml:2: unknown key 'hud.dealy_ms' (did you mean 'delay_ms'?); expected enabled, hold, delay_ms, sequence_delay_ms or extend_sequence_timeout"),
-        ("[hdu]\n", "c.toml:1: unknown section 'hdu' (did you mean 'hud'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]]"),
+        ("[hdu]\n", "c.toml:1: unknown section 'hdu' (did you mean 'hud'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]], [portal]"),
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\naction = \"hdu\"\n", "c.toml:4: action: expected \"run\" or \"hud\" (\"hud\": the chord toggles the discoverability HUD), found 'hdu' (did you mean 'hud'?)"),
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\ngroup = \"\"\n", "c.toml:4: group: expected a non-empty string, found an empty string"),
         ("[[command]]\nid = \"t\"\nkeys = \"Ctrl+T\"\ngroup = \"Edit\\nrm -rf\"\n", "c.toml:4: group: expected a group heading such as \"Edit\" without control characters (line breaks, tabs, escapes), found 'Edit\\nrm -rf'"),

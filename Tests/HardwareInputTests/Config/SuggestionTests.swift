@@ -45,7 +45,7 @@ import Testing
         ("[[command]]\nid = \"a\"\ntitel = \"A\"\nkeys = \"Ctrl+A\"\n",
          "k.toml:3: unknown key 'titel' in [[command]] (did you mean 'title'?); expected one of id, title, keys, scope, repeat, priority_over_text_input, run, group, discoverability_title, action, localize, mirror, devices, on, hold_ms, tap_ms, cooldown_ms, run_on_release"),
         ("[keymapp]\nlayout = \"us\"\n",
-         "k.toml:1: unknown section 'keymapp' (did you mean 'keymap'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]]"),
+         "k.toml:1: unknown section 'keymapp' (did you mean 'keymap'?); expected one of [keymap], [settings], [[command]], [devices], [geometry], [osk], [scopes], [text_input], [accessibility], [hud], [bar], [[device]], [portal]"),
         ("[devices]\ngrap = true\n",
          "k.toml:2: unknown key 'devices.grap' (did you mean 'grab'?); expected include, exclude, internal, external, virtual or grab"),
     ])
