@@ -1,5 +1,5 @@
 public import KbdControl
-public import KbdKeymap
+import KbdKeymap
 
 /// The consent dialog's state: the chord proposed, and "Use another chord…" capturing the next
 /// one pressed. Pure: the toolkit feeds it the buttons and the key events (GDK's keyval at the
