@@ -24,7 +24,12 @@ static const char *consent_css =
     "window.kbd-consent label.chord { font-family: monospace; font-size: x-large; font-weight: bold; margin: 8px 0; }\n"
     "window.kbd-consent label.conflict { color: #ffb86c; }\n"
     "window.kbd-consent label.hint { color: #9a9aa6; font-size: smaller; }\n"
-    "window.kbd-consent button { padding: 4px 14px; }\n";
+    "window.kbd-consent button { padding: 4px 14px; background: #4a4a52; border: 1px solid #5a5a62; box-shadow: none; }\n"
+    "window.kbd-consent button label { color: #f2f2f2; }\n"
+    "window.kbd-consent button:hover { background: #5a5a64; }\n"
+    "window.kbd-consent button:focus { border-color: #8ab4f8; }\n"
+    "window.kbd-consent button:disabled { background: #38383e; }\n"
+    "window.kbd-consent button:disabled label { color: #77777f; }\n";
 
 static void style(GtkWidget *w, const char *name) { gtk_style_context_add_class(gtk_widget_get_style_context(w), name); }
 
