@@ -9,7 +9,9 @@
 #       "accept Ctrl+Shift+F9"; Super tapped alone gives "accept Super"; Escape cancels the
 #       capture and Allow keeps the chord proposed;
 #   (d) no answer within --timeout 2 refuses (exit 1);
-#   (e) a usage error exits 2, names the argument, and prints nothing on stdout.
+#   (e) a usage error exits 2, names the argument, and prints nothing on stdout;
+#   (f) without layer-shell (X11: Xvfb and i3) it is a normal window, in i3's tree by its
+#       title; closing it (i3's kill: WM_DELETE_WINDOW) prints "refuse" and exits 1.
 #
 #   tests-desktop/consent-e2e.sh [BUILD_DIR]          (root; setup-host.sh first)
 #
@@ -132,6 +134,20 @@ usage_case() {
     check "(e) the message names the bad argument" grep -q "^Error: --chord 'Ctrl+Sprocket' is not a chord" "$err"
 }
 
+# i3's tree names the dialog's window.
+in_i3_tree() { as_user i3-msg -t get_tree | grep '"name":"Allow a global shortcut?"' >/dev/null; }
+
+x11_case() {
+    dialog x11 --app org.example.Recorder --description "Start or stop recording" --chord Ctrl+Alt+M
+    check "(f) X11: the dialog was painted" shown
+    check "(f) X11: it is a normal window (no layer-shell)" grep -q "^consent-window .* layer=0$" "$err"
+    check "(f) X11: i3's tree has the window by its title" wait_for 5 in_i3_tree
+    as_user i3-msg '[title="^Allow a global shortcut"] kill' >/dev/null
+    finished
+    check "(f) X11: closing the window prints 'refuse' and exits 1" answered refuse 1
+    [ "$failed" = 0 ] || run_failed x11
+}
+
 fresh_work "$work"
 usage_case
 if "$here/session.sh" start >/dev/null; then
@@ -144,6 +160,12 @@ if "$here/session.sh" start >/dev/null; then
     check "nothing was left running" eval "[ -z \"\$(pids_named kbd-commandd-ba)\" ]"
 else
     failed=$((failed + 1)); echo "FAILED: the sway session did not start"
+fi
+cleanup
+if "$here/session.sh" start --x11 >/dev/null; then
+    x11_case
+else
+    failed=$((failed + 1)); echo "FAILED: the X11 session did not start"
 fi
 cleanup
 summary
