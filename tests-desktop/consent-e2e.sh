@@ -9,6 +9,7 @@
 #       "accept Ctrl+Shift+F9"; Super tapped alone gives "accept Super"; Escape cancels the
 #       capture and Allow keeps the chord proposed;
 #   (d) no answer within --timeout 2 refuses (exit 1);
+#   (g) SIGTERM (the agent stopping) refuses (exit 1);
 #   (e) a usage error exits 2, names the argument, and prints nothing on stdout;
 #   (f) without layer-shell (X11: Xvfb and i3) it is a normal window, in i3's tree by its
 #       title; closing it (i3's kill: WM_DELETE_WINDOW) prints "refuse" and exits 1.
@@ -127,6 +128,14 @@ timeout_case() {
     check "(d) it says why on stderr" grep -q "no answer within 2 s; refused" "$err"
 }
 
+term_case() {
+    dialog term --app org.example.Recorder --description "Start or stop recording" --chord Ctrl+Alt+M
+    check "(g) the dialog was painted" shown
+    kill -TERM "$dialog_pid"
+    finished
+    check "(g) SIGTERM prints 'refuse' and exits 1" answered refuse 1
+}
+
 usage_case() {
     dialog usage --app a --description d --chord Ctrl+Sprocket
     finished
@@ -157,6 +166,7 @@ if "$here/session.sh" start >/dev/null; then
     another_case super-tap Super -k Super_L
     another_case escape Ctrl+Alt+m -k Escape
     timeout_case
+    term_case
     check "nothing was left running" eval "[ -z \"\$(pids_named kbd-commandd-ba)\" ]"
 else
     failed=$((failed + 1)); echo "FAILED: the sway session did not start"

@@ -142,6 +142,7 @@ public struct BarOptions: Equatable, Sendable {
 
         USAGE: \(synopsis)
                \(consentSynopsis)
+
         """
 }
 
