@@ -1,3 +1,5 @@
+import KbdKeymap
+
 /// The consent dialog's contract (issue 36, `[portal] approve = "ask"`): the session agent runs
 /// `kbd-commandd-bar --consent …` when an app asks for a global shortcut, and reads the one
 /// line it prints. Shared by the agent (which builds the call and reads the answer) and the
@@ -49,7 +51,8 @@ public enum ConsentDialog {
     }
 
     /// Reads what the dialog printed and its exit status (`status`: the exit code, or nil when
-    /// a signal ended it). Only a well-formed `accept CHORD` line with status 0 accepts.
+    /// a signal ended it). Only an `accept CHORD` line with status 0, CHORD a chord the service
+    /// reads (or a modifier alone), accepts.
     public static func reply(output: String, status: Int32?) -> Reply {
         var text = Substring(output)
         if text.hasSuffix("\n") { text = text.dropLast() }
@@ -60,11 +63,18 @@ public enum ConsentDialog {
             guard !chord.isEmpty, !chord.contains(where: { $0 == " " || $0 == "\n" || $0 == "\t" }) else {
                 return .failed("the dialog exited 0 without an 'accept CHORD' line")
             }
+            guard isChord(String(chord)) else { return .failed("the dialog accepted '\(chord)', which is not a chord") }
             return .accept(String(chord))
         case refused: return .refuse
         case unavailable: return .failed("the dialog could not be shown (no display)")
         case usage: return .failed("the dialog refused its arguments (usage error)")
         default: return .failed("the dialog exited with status \(status)")
         }
+    }
+
+    /// A chord as a command's keys (`Ctrl+Alt+m`), or one modifier alone (`Super`).
+    static func isChord(_ text: String) -> Bool {
+        if let mod = ModifierSet(name: text), ModifierSet.chordModifiers.contains(mod) { return true }
+        return (try? ChordKey(parsing: text)) != nil
     }
 }

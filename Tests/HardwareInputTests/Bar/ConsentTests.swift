@@ -203,11 +203,12 @@ import Testing
         #expect(ConsentDialog.reply(output: "refuse\n", status: 1) == .refuse)
         #expect(ConsentDialog.Reply.accept("Ctrl+Alt+m").line == "accept Ctrl+Alt+m")
         #expect(ConsentDialog.Reply.refuse.line == "refuse")
-        // Anything else is no accept.
-        for (output, status) in [("accept Ctrl+Alt+m\n", 1), ("accept \n", 0), ("accept a b\n", 0), ("", 0), ("refuse\n", 0)] as [(String, Int32)] {
-            guard case .failed = ConsentDialog.reply(output: output, status: status) else {
-                if status == 1 { #expect(ConsentDialog.reply(output: output, status: status) == .refuse); continue }
-                Issue.record("\(output) \(status) read as an answer")
+        // The status decides: an accept line with status 1 is no accept.
+        #expect(ConsentDialog.reply(output: "accept Ctrl+Alt+m\n", status: 1) == .refuse)
+        // Status 0 without a well-formed accept of a chord is no answer.
+        for output in ["accept \n", "accept a b\n", "", "refuse\n", "accept Ctrl+Sprocket\n", "accept Ctrl+\n"] {
+            guard case .failed = ConsentDialog.reply(output: output, status: 0) else {
+                Issue.record("'\(output)' with status 0 read as an answer")
                 continue
             }
         }
