@@ -9,7 +9,7 @@
 #       "accept Ctrl+Shift+F9"; Super tapped alone gives "accept Super"; Escape cancels the
 #       capture and Allow keeps the chord proposed;
 #   (d) no answer within --timeout 2 refuses (exit 1);
-#   (g) SIGTERM (the agent stopping) refuses (exit 1);
+#   (g) SIGTERM (the agent stopping) refuses (exit 1); (h) so does Escape outside a capture;
 #   (e) a usage error exits 2, names the argument, and prints nothing on stdout;
 #   (f) without layer-shell (X11: Xvfb and i3) it is a normal window, in i3's tree by its
 #       title; closing it (i3's kill: WM_DELETE_WINDOW) prints "refuse" and exits 1.
@@ -136,6 +136,15 @@ term_case() {
     check "(g) SIGTERM prints 'refuse' and exits 1" answered refuse 1
 }
 
+# (h) Escape outside a capture closes the dialog: a refusal.
+escape_case() {
+    dialog escape-closes --app org.example.Recorder --description "Start or stop recording" --chord Ctrl+Alt+M
+    check "(h) the dialog was painted" shown
+    as_user wtype -s 200 -k Escape
+    finished
+    check "(h) Escape outside a capture prints 'refuse' and exits 1" answered refuse 1
+}
+
 usage_case() {
     dialog usage --app a --description d --chord Ctrl+Sprocket
     finished
@@ -167,6 +176,7 @@ if "$here/session.sh" start >/dev/null; then
     another_case escape Ctrl+Alt+m -k Escape
     timeout_case
     term_case
+    escape_case
     check "nothing was left running" eval "[ -z \"\$(pids_named kbd-commandd-ba)\" ]"
 else
     failed=$((failed + 1)); echo "FAILED: the sway session did not start"

@@ -127,7 +127,8 @@ public struct BarOptions: Equatable, Sendable {
           chord (as the service names it: Ctrl+Alt+M) and what already has it (--conflict),
           with three buttons: Allow, "Use another chord…" (the next chord pressed, or a
           modifier tapped alone, becomes the proposed one; Escape cancels) and Refuse. Refuse
-          has the focus, so Return refuses. It prints one line on stdout and exits:
+          has the focus, so Return refuses; Escape (outside a capture) refuses too. It prints
+          one line on stdout and exits:
             accept CHORD   exit 0 (CHORD in the config's notation: Ctrl+Alt+m, Super+Return,
                            Shift+F9, Super)
             refuse         exit 1: refused, the window closed, no answer within --timeout

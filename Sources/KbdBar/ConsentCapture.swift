@@ -7,7 +7,8 @@ import KbdKeymap
 ///
 /// While capturing, the next chord becomes the proposed one: a non-modifier key with the
 /// modifiers held, or a modifier tapped alone (pressed with nothing else held, released with no
-/// key between). Escape alone cancels the capture and keeps the chord proposed before.
+/// key between). Escape alone cancels the capture and keeps the chord proposed before; outside
+/// a capture it refuses, as a dialog's Escape closes it.
 public struct ConsentCapture: Sendable, Equatable {
     public private(set) var proposed: ConsentChord?
     public private(set) var capturing = false
@@ -26,6 +27,8 @@ public struct ConsentCapture: Sendable, Equatable {
         case captured
         /// Escape: the capture ended, the chord proposed before stays.
         case cancelled
+        /// Escape outside a capture: the dialog's close (a layer surface has no close button).
+        case refused
     }
 
     /// "Use another chord…" was pressed: the next chord typed is captured.
@@ -38,8 +41,8 @@ public struct ConsentCapture: Sendable, Equatable {
     public var canAllow: Bool { proposed != nil && !capturing }
 
     public mutating func keyPressed(keyval: UInt32, state: UInt32) -> Effect {
-        guard capturing else { return .passed }
         let held = GdkKeys.modifiers(state: state)
+        guard capturing else { return Keysym(keyval) == GdkKeys.escape && held.isEmpty ? .refused : .passed }
         if let mod = GdkKeys.modifier(ofKey: keyval) {
             tapping = held.isEmpty ? mod : nil
             return .held

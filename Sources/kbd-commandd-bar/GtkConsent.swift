@@ -71,6 +71,9 @@ final class GtkConsent {
         case .captured, .cancelled:
             redraw()
             return true
+        case .refused:
+            finish(.refuse)
+            return true
         }
     }
 

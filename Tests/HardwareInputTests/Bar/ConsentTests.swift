@@ -116,7 +116,10 @@ import Testing
         var c = ConsentCapture(proposed: ConsentChord(parsing: "Ctrl+Alt+M"))
         #expect(c.keyPressed(keyval: 0xFF0D, state: 0) == .passed)  // Return on a button
         #expect(c.keyReleased(keyval: 0xFF0D) == .passed)
+        #expect(c.keyPressed(keyval: 0xFF1B, state: Self.ctrl) == .passed)  // Ctrl+Escape
         #expect(c.allowReply == .accept("Ctrl+Alt+m"))
+        // Escape alone closes the dialog: a refusal.
+        #expect(c.keyPressed(keyval: 0xFF1B, state: 0) == .refused)
     }
 
     @Test func capturesAKeyWithItsHeldModifiers() {
