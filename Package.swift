@@ -182,7 +182,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The shortcuts bar and HUD: what to show and when (pure), the connection; no toolkit.
-        .target(name: "KbdBar", dependencies: ["KbdProcess", "KbdControl", "KbdGeometry", "KbdTOML", "KbdCommands"], swiftSettings: strict),
+        .target(name: "KbdBar", dependencies: ["KbdProcess", "KbdControl", "KbdGeometry", "KbdTOML", "KbdCommands", "KbdKeymap"], swiftSettings: strict),
         // `kbd-commandd bar` executes this: KbdBar drawn with GTK 3 + gtk-layer-shell (the shim).
         .executableTarget(
             name: "kbd-commandd-bar",

@@ -12,13 +12,14 @@ set -euo pipefail
 # GNOME's setting: the schema, dconf (the GSettings backend and its D-Bus service) and
 # the gsettings tool the tests observe it with. kwin-wayland: KDE's compositor, headless
 # with --virtual (a session of its own, session.sh start --kwin). GTK with gtk-layer-shell: the
-# shortcuts bar; libwayland, wayland-protocols, cairo and pango: bar-toolkits/measure.sh.
+# shortcuts bar; libwayland, wayland-protocols, cairo and pango: bar-toolkits/measure.sh. wtype: a
+# virtual keyboard (zwp_virtual_keyboard_v1) that types chords into the consent dialog (consent-e2e.sh).
 # xdg-desktop-portal (Debian 12's 1.16, with the GlobalShortcuts frontend) and python3-dbus:
 # portal-e2e.sh's real portal and its app.
 packages=(sway squeekboard wvkbd grim foot dbus dbus-bin dbus-user-session xvfb xauth i3 xterm x11-utils
           at-spi2-core python3-gi gir1.2-gtk-3.0 libsystemd-dev libxcb1-dev fonts-dejavu-core
           gsettings-desktop-schemas dconf-service dconf-gsettings-backend libglib2.0-bin kwin-wayland
-          libgtk-3-dev libgtk-layer-shell-dev libwayland-dev wayland-protocols libcairo2-dev libpango1.0-dev
+          libgtk-3-dev libgtk-layer-shell-dev libwayland-dev wayland-protocols libcairo2-dev libpango1.0-dev wtype
           xdg-desktop-portal python3-dbus)
 . "$DESKTOP_DIR/../scripts/apt-lib.sh"
 apt_install_missing "${packages[@]}"

@@ -112,4 +112,39 @@ void gtk_layer_set_namespace(GtkWidget *window, const char *name_space);
 void gtk_layer_set_anchor(GtkWidget *window, int edge, gboolean anchor_to_edge);
 void gtk_layer_set_exclusive_zone(GtkWidget *window, int exclusive_zone);
 void gtk_layer_set_keyboard_mode(GtkWidget *window, int mode);
+
+// The consent dialog's (consent.c).
+typedef struct _GdkWindow GdkWindow;
+typedef struct _GdkKeymap GdkKeymap;
+/// GdkEventKey of GTK 3 (a stable ABI): the fields the dialog reads.
+typedef struct {
+    int type;
+    GdkWindow *window;
+    signed char send_event;
+    uint32_t time;
+    guint state;
+    guint keyval;
+    int length;
+    char *string;
+    uint16_t hardware_keycode;
+    uint8_t group;
+    guint is_modifier : 1;
+} GdkEventKeyView;
+enum { GDK_KEY_PRESS = 8, GDK_KEY_RELEASE = 9 };
+enum { GTK_WIN_POS_CENTER = 1 };
+enum { GTK_LAYER_SHELL_KEYBOARD_MODE_EXCLUSIVE = 1 };
+void gtk_window_set_title(GtkWidget *window, const char *title);
+void gtk_window_set_position(GtkWidget *window, int position);
+void gtk_window_set_keep_above(GtkWidget *window, gboolean setting);
+void gtk_window_set_resizable(GtkWidget *window, gboolean resizable);
+void gtk_window_present(GtkWidget *window);
+void gtk_widget_set_sensitive(GtkWidget *widget, gboolean sensitive);
+void gtk_widget_grab_focus(GtkWidget *widget);
+void gtk_label_set_text(GtkWidget *label, const char *text);
+void gtk_label_set_line_wrap(GtkWidget *label, gboolean wrap);
+void gtk_label_set_xalign(GtkWidget *label, float xalign);
+void gtk_container_set_border_width(GtkWidget *container, guint border_width);
+GdkKeymap *gdk_keymap_get_for_display(GdkDisplay *display);
+gboolean gdk_keymap_translate_keyboard_state(GdkKeymap *keymap, guint hardware_keycode, guint state, int group,
+                                             guint *keyval, int *effective_group, int *level, guint *consumed);
 #endif

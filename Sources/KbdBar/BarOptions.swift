@@ -26,9 +26,12 @@ public struct BarOptions: Equatable, Sendable {
         case version
         /// A usage error: the message (exit 64).
         case usage(String)
+        /// `--consent …`: the consent dialog instead of the bar (ConsentOptions).
+        case consent(ConsentOptions.Parsed)
     }
 
     public static func parse(_ arguments: [String]) -> Parsed {
+        if arguments.contains(where: { $0 == "--consent" || $0.hasPrefix("--consent=") }) { return .consent(ConsentOptions.parse(arguments)) }
         var options = BarOptions()
         // The service's scanner (`--name value`, `--name=value`); the bar's own messages.
         var scan = ArgumentScanner(arguments)
@@ -79,6 +82,7 @@ public struct BarOptions: Equatable, Sendable {
     }
 
     public static let synopsis = "kbd-commandd bar [--socket <path>] [--config <file>]"
+    public static let consentSynopsis = "kbd-commandd-bar --consent --app <name> --description <text> [--chord <chord>] [--conflict <text>] [--timeout <s>]"
 
     public static let help = """
         OVERVIEW: The shortcuts bar and the discoverability HUD, in your Wayland session.
@@ -114,10 +118,32 @@ public struct BarOptions: Equatable, Sendable {
         69 the desktop cannot show it (no Wayland display, no layer-shell: GNOME). A config
         with errors is reported and the defaults used.
 
-        Example:
+        THE CONSENT DIALOG (--consent):
+          When an app asks for a global shortcut and the config says
+          [portal] approve = "ask", the session agent runs
+            \(consentSynopsis)
+          A small window (a centred overlay that takes the keyboard; a normal window where
+          the compositor has no layer-shell) names the app, the description, the proposed
+          chord (as the service names it: Ctrl+Alt+M) and what already has it (--conflict),
+          with three buttons: Allow, "Use another chord…" (the next chord pressed, or a
+          modifier tapped alone, becomes the proposed one; Escape cancels) and Refuse. Refuse
+          has the focus, so Return refuses; Escape (outside a capture) refuses too. It prints
+          one line on stdout and exits:
+            accept CHORD   exit 0 (CHORD in the config's notation: Ctrl+Alt+m, Super+Return,
+                           Shift+F9, Super)
+            refuse         exit 1: refused, the window closed, no answer within --timeout
+                           seconds (default 60, 1 to 86400), SIGTERM; 69: no display to show it
+          A usage error (an unknown option, a missing --app or --description, a --chord that
+          is not a chord) exits 2 with a message naming the argument, and prints nothing on
+          stdout. Without --chord nothing is proposed: Allow waits for a chord pressed.
+
+        Examples:
           kbd-commandd bar --socket $XDG_RUNTIME_DIR/kbd-commandd.socket
+          kbd-commandd-bar --consent --app org.example.Recorder --description "Start recording" --chord Ctrl+Alt+m
 
         USAGE: \(synopsis)
+               \(consentSynopsis)
+
         """
 }
 

@@ -95,11 +95,15 @@ public struct ChordRouter: Sendable {
 
     /// Cancels a pending sequence whose deadline is before `time`.
     public mutating func expire(at time: EventTime, into out: inout [Output]) {
+        expireSequence(at: time, into: &out)
+        if table.hasPhases, let due = phases.nextDeadline, due <= time { expirePhases(at: time, into: &out) }
+    }
+
+    private mutating func expireSequence(at time: EventTime, into out: inout [Output]) {
         if let p = pending, time > p.deadline {
             pending = nil
             out.append(.sequenceCancelled(time: p.deadline, reason: .timeout))
         }
-        if table.hasPhases, let due = phases.nextDeadline, due <= time { expirePhases(at: time, into: &out) }
     }
 
     /// Cancels a pending sequence started on `device` (it went away).
@@ -117,11 +121,14 @@ public struct ChordRouter: Sendable {
     /// Routes one key event typed on `device` (nil: unknown, no command limited to keyboards
     /// fires; a grabbed device runs only the commands bound to it).
     public mutating func handle(_ key: KeyEvent, on device: DeviceIdentity?, into out: inout [Output]) {
-        expire(at: key.time, into: &out)
-        // A table with phases sees releases, repeats and modifier keys first (one test for the others).
-        let modifierKey = isModifierKey(key)
-        if table.hasPhases, key.state != .press || modifierKey || !phases.isEmpty, phaseKey(key, device, into: &out) { return }
-        guard key.state != .release, !modifierKey else { return }
+        expireSequence(at: key.time, into: &out)
+        // A table with phases fires its due holds, and sees releases, repeats and modifier keys
+        // first: a table without phases pays this one test per key.
+        if table.hasPhases {
+            if let due = phases.nextDeadline, due <= key.time { expirePhases(at: key.time, into: &out) }
+            if key.state != .press || isModifierKey(key) || !phases.isEmpty, phaseKey(key, device, into: &out) { return }
+        }
+        guard key.state != .release, !isModifierKey(key) else { return }
         if key.state == .press, key.chord.hasCommandModifier {
             out.append(.chord(time: key.time, device: key.device, chord: key.chord))
         }

@@ -202,6 +202,24 @@ struct Bench {
         keys = "Ctrl+C"
         """
 
+    /// Three commands with key phases, appended to a table for the floor's phases row.
+    static let phasesCommands = """
+
+        [[command]]
+        id = "push-to-talk"
+        keys = "Ctrl+Shift+M"
+        run_on_release = []
+        [[command]]
+        id = "long-save"
+        keys = "Ctrl+Shift+H"
+        hold_ms = 500
+        [[command]]
+        id = "launcher"
+        keys = "Super"
+        tap_ms = 300
+
+        """
+
     // MARK: - The run
 
     static func run(events: Int, rounds: Int, longEvents: Int) {
@@ -337,6 +355,17 @@ struct Bench {
         }
         row("   instructions per event, Swift / C", "\(Int(swiftPer)) / \(Int(cPer)) = \(fmt(swiftPer / cPer, 2))", "",
             "callgrind, 200k-event file minus a header-only file (debug info stripped)")
+        // The same table with key phases (issue 36): a push-to-talk with run_on_release, a hold
+        // and a tap of Super. A table without them must not pay for them (the row above).
+        let phasesPath = dir + "/floor-200-phases.toml"
+        let phases = try! FileOutput.create(path: phasesPath, mode: 0o644)
+        phases.write(configText(commands: 200) + phasesCommands)
+        try! phases.flush()
+        let phasesPer = (instructions([kbd, "replay", small, "--config", phasesPath, "--print", "commands", "--format", "json"])
+            - instructions([kbd, "replay", empty, "--config", phasesPath, "--print", "commands", "--format", "json"])) / Double(smallCount)
+        row("   instructions per event, the table with key phases", "\(Int(phasesPer)) = \(fmt(phasesPer / cPer, 2)) × C", "",
+            "the same file; + run_on_release, hold_ms, a tap of Super")
+        unlink(phasesPath)
         unlink(small)
         unlink(empty)
         unlink(file)

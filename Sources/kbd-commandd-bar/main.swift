@@ -27,6 +27,8 @@ func main() -> Int32 {
     case .usage(let message):
         _ = "Error: \(message)\nUsage: \(BarOptions.synopsis)\n  See 'kbd-commandd bar --help'.\n".withCString { write(2, $0, strlen($0)) }
         return ExitStatus.usage
+    case .consent(let parsed):
+        return consentMain(parsed)
     case .run(let options):
         signal(SIGPIPE, SIG_IGN)
         let environment = ProcessEnvironment.current()

@@ -79,3 +79,37 @@ struct AgentStartsTheBarEndToEndTests {
         #expect(!log.contains("kbd-commandd-bar"), "\(log)")
     }
 }
+
+/// Issue 36: `kbd-commandd-bar --consent …`, the consent dialog the agent runs for an app's
+/// global shortcut, where it cannot ask: without a display it refuses (stdout `refuse`, exit
+/// 69), and a usage error exits 2 with nothing on stdout. (The dialog drawn, tapped and typed
+/// to in a real compositor: tests-desktop/consent-e2e.sh.)
+@Suite struct ConsentEndToEndTests {
+    static let bar = Paths.builtProduct("kbd-commandd-bar")
+
+    @Test func withoutADisplayItRefusesWith69() {
+        let r = runTool(["--consent", "--app", "org.example.Rec", "--description", "Record", "--chord", "Ctrl+Alt+M"],
+                        environment: testEnvironment.merging(["XDG_RUNTIME_DIR": "/nonexistent", "WAYLAND_DISPLAY": "wayland-9"]) { $1 },
+                        executable: Self.bar)
+        #expect(r.status == 69)
+        #expect(r.stdout == "refuse\n")
+        #expect(r.stderr.contains("cannot open a display"))
+    }
+
+    @Test func usageErrorsExit2AndNameTheArgument() {
+        for (arguments, needle) in [(["--consent", "--app", "a", "--description", "d", "--chord", "Ctrl+Sprocket"], "--chord 'Ctrl+Sprocket'"),
+                                    (["--consent", "--description", "d"], "--app"),
+                                    (["--consent", "--app", "a", "--description", "d", "--timeout", "-1"], "--timeout")] {
+            let r = runTool(arguments, executable: Self.bar)
+            #expect(r.status == 2, "\(arguments)")
+            #expect(r.stdout.isEmpty, "\(arguments)")
+            #expect(r.stderr.contains(needle), "\(arguments): \(r.stderr)")
+        }
+    }
+
+    @Test func helpDocumentsTheDialog() {
+        let r = runTool(["--consent", "--help"], executable: Self.bar)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("accept CHORD"))
+    }
+}

@@ -53,4 +53,28 @@ void kbdbar_run(void);
 void kbdbar_quit(void);
 /// CLOCK_MONOTONIC in microseconds (GLib's clock, the one KBD_BAR_TRACE's lines use).
 int64_t kbdbar_monotonic_us(void);
+
+/// The consent dialog (`kbd-commandd-bar --consent`, consent.c): a process of its own, one
+/// dialog. A centred overlay layer surface taking the keyboard (exclusive), or a normal
+/// toplevel where the compositor has no layer-shell (or on X11).
+enum {
+    KBDBAR_CONSENT_ALLOW = 0,
+    KBDBAR_CONSENT_ANOTHER = 1,
+    KBDBAR_CONSENT_REFUSE = 2,
+    KBDBAR_CONSENT_CLOSED = -1,  // the window was closed
+};
+/// A key event while the dialog has the keyboard: `pressed` 1 or 0, the keyval at the key's
+/// first level of its group (the service's chord key), GDK's modifier state before the key.
+/// Returns 1 when the key was taken (not passed on to the buttons).
+typedef int (*kbdbar_key_cb)(void *context, int32_t pressed, uint32_t keyval, uint32_t state);
+/// Connects to the display (Wayland, else X11): KBDBAR_OK or KBDBAR_NO_DISPLAY.
+int kbdbar_consent_init(void);
+/// The callbacks: a button (KBDBAR_CONSENT_*), a key, the timer (kbdbar_consent_arm).
+void kbdbar_consent_set_callbacks(void *context, kbdbar_tap_cb button, kbdbar_key_cb key, kbdbar_event_cb timer);
+/// Builds and shows the dialog; `conflict` NULL for none. Refuse has the focus (Return refuses).
+void kbdbar_consent_show(const char *title, const char *description, const char *conflict);
+/// The chord shown, the hint under it, and whether Allow may be pressed.
+void kbdbar_consent_chord(const char *chord, const char *hint, int allow);
+/// Arms the one-shot timer (the timeout).
+void kbdbar_consent_arm(int32_t milliseconds);
 #endif

@@ -17,11 +17,12 @@ struct KeyPhasesTests {
             mapper = try KeyMapper(keymap: try Keymaps.make("us"))
             try mapper.attach(DeviceID(0))
         }
-        /// The key `code` changes to `value` at `ms` on the manual clock.
-        func key(_ code: UInt16, _ value: Int32, at ms: Int) throws {
+        /// The key `code` changes to `value` at `ms` on the manual clock, typed on `device`
+        /// (nil: a keyboard the router does not know, as `handle(_:into:)`).
+        func key(_ code: UInt16, _ value: Int32, at ms: Int, on device: DeviceIdentity? = nil) throws {
             let time = EventTime(microseconds: Int64(ms) * 1000)
             let key = try #require(mapper.handle(InputEvent(time: time, type: EventType.key, code: code, value: value), device: DeviceID(0)))
-            router.handle(key, into: &out)
+            router.handle(key, on: device, into: &out)
         }
         func tick(_ ms: Int) { router.expire(at: EventTime(microseconds: Int64(ms) * 1000), into: &out) }
         var fired: [String] {

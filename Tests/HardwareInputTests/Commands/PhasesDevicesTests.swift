@@ -7,25 +7,7 @@ import Testing
 /// Issues 36 and 37 together: key phases on commands limited to keyboards (`devices`) and on
 /// grabbed keyboards, through the router on a manual clock.
 struct PhasesDevicesTests {
-    final class Routed {
-        var router: ChordRouter
-        let mapper: KeyMapper
-        var out: [ChordRouter.Output] = []
-        init(_ config: String) throws {
-            router = ChordRouter(table: try ConfigLoader.parse(config, path: "p.toml").table)
-            mapper = try KeyMapper(keymap: try Keymaps.make("us"))
-            try mapper.attach(DeviceID(0))
-        }
-        func key(_ code: UInt16, _ value: Int32, at ms: Int, on device: DeviceIdentity?) throws {
-            let time = EventTime(microseconds: Int64(ms) * 1000)
-            let key = try #require(mapper.handle(InputEvent(time: time, type: EventType.key, code: code, value: value), device: DeviceID(0)))
-            router.handle(key, on: device, into: &out)
-        }
-        func tick(_ ms: Int) { router.expire(at: EventTime(microseconds: Int64(ms) * 1000), into: &out) }
-        var fired: [String] {
-            out.compactMap { if case .command(let t, _, let c, _, let p) = $0 { "\(c.id) \(p.rawValue) \(t.microseconds / 1000)" } else { nil } }
-        }
-    }
+    typealias Routed = KeyPhasesTests.Clocked
 
     static let ctrl: UInt16 = 29, alt: UInt16 = 56, r: UInt16 = 19, meta: UInt16 = 125
     static let pad = DeviceIdentity(name: "Macro Pad", id: InputID(bustype: 3, vendor: 0x1234, product: 0x5678, version: 1))
