@@ -15,6 +15,8 @@
 #   - seat0's session goes to another user: Shift+F9 at 16 s gives B nothing; back to the
 #     user: Shift+F9 at 20 s gives B one Activated; Caps Lock held at 24 s (B's push-to-talk,
 #     asked as CAPS) gives B one Activated at its press and one Deactivated at its release;
+#     Super tapped alone at 25 s (B's LOGO, a modifier alone) gives one Activated then one
+#     Deactivated at the tap;
 #   - the approvals file keeps A's and B's bindings; with `approve = "never"` a new app gets
 #     nothing while A, started again, gets its approved chord without asking; `kbd-commandd
 #     portal list` and `portal revoke` show and forget them.
@@ -80,7 +82,7 @@ for i in \$(seq 100); do grep -q "portal: serves" "$work/user/agent.log" && brea
 "$bin/talk-app" "$bin/portal-app.py" "$work/user/a.log" "talk=CTRL+ALT+m=Push to talk" --close-after-release --seconds 30 &
 a=\$!
 for i in \$(seq 100); do grep -q ready "$work/user/a.log" 2>/dev/null && break; sleep 0.1; done
-"$bin/record-app" "$bin/portal-app.py" "$work/user/b.log" "talk2=CTRL+ALT+m=Talk too" "term=<Control><Alt>t=Terminal" "record=SHIFT+F9=Record" "ptt=CAPS=Talk on Caps" --seconds 28 &
+"$bin/record-app" "$bin/portal-app.py" "$work/user/b.log" "talk2=CTRL+ALT+m=Talk too" "term=<Control><Alt>t=Terminal" "record=SHIFT+F9=Record" "ptt=CAPS=Talk on Caps" "menu=LOGO=App menu" --seconds 28 &
 wait \$a \$!
 # Later: approve = "never" (written by the test): a new app gets nothing, A its approved chord.
 for i in \$(seq 100); do [ -e "$work/user/never" ] && break; sleep 0.1; done
@@ -134,6 +136,9 @@ b_on=$(awk '$1 == "activated" && $2 == "ptt" {print $3}' "$work/user/b.log")
 b_off=$(awk '$1 == "deactivated" && $2 == "ptt" {print $3}' "$work/user/b.log")
 check "B: Caps Lock held gives one Activated and one Deactivated after it (0.3 to 1.2 s later)" \
     eval "[ \$(count '^activated ptt' '$work/user/b.log') = 1 ] && [ \$(count '^deactivated ptt' '$work/user/b.log') = 1 ] && [ -n '$b_on' ] && [ -n '$b_off' ] && [ $(( ${b_off:-0} - ${b_on:-0} )) -gt 300000 ] && [ $(( ${b_off:-0} - ${b_on:-0} )) -lt 1200000 ]"
+check "B got LOGO as Super (a modifier alone)" grep -qx "bound menu Super" "$work/user/b.log"
+check "B: Super tapped alone gives one Activated then one Deactivated" \
+    eval "[ \"\$(awk '\$2 == \"menu\" && \$1 ~ /activated/ {print \$1}' '$work/user/b.log' | tr '\n' ' ')\" = 'activated deactivated ' ]"
 check "the approvals file keeps A's and B's bindings" \
     eval "grep -q \$'\\ttalk\\tCtrl+Alt+M\\tPush to talk' '$approvals' && grep -q \$'\\trecord\\tShift+F9\\tRecord' '$approvals'"
 
