@@ -1,3 +1,5 @@
+import KbdCore
+import KbdProcess
 import KbdSystem
 import KbdControl
 import KbdCommands
@@ -234,5 +236,76 @@ import Glibc
         #expect(PortalApprovals.path(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/kbd-commandd/portal-approvals")
         #expect(PortalApprovals.path(environment: ["HOME": "/h"]) == "/h/.local/state/kbd-commandd/portal-approvals")
         #expect(PortalApprovals.path(environment: ["XDG_STATE_HOME": "relative"]) == nil)
+    }
+}
+
+/// approve = "ask" through a real child: `PortalConsentDialog.bar` runs the dialog's binary
+/// (here a script that answers as `kbd-commandd-bar --consent` does) with the proposal's
+/// arguments, reads its line and its exit status, and a dialog that hangs is killed.
+@Suite(.serialized) struct PortalConsentChildTests {
+    /// A stand-in dialog: records its argv, prints `answer`, exits with `status`.
+    static func dialog(_ name: String, answer: String, status: Int32, sleep: Int = 0) throws -> (path: String, argv: String) {
+        let dir = "/tmp/kbd-consent-\(getpid())"
+        mkdir(dir, 0o700)
+        let path = dir + "/" + name, argv = path + ".argv"
+        // A hanging dialog is `exec sleep`: the kill reaches it, no orphan is left.
+        let hang = sleep > 0 ? "exec sleep \(sleep)\n" : ""
+        let script = "#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(argv)'\n\(hang)printf '\(answer)\\n'\nexit \(status)\n"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o700)
+        try #require(fd >= 0)
+        _ = script.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+        return (path, argv)
+    }
+
+    /// Removes the stand-ins and their argv files.
+    static func clean() {
+        let dir = "/tmp/kbd-consent-\(getpid())"
+        for name in ["accepts", "refuses", "no-display", "hangs"] { unlink(dir + "/" + name); unlink(dir + "/" + name + ".argv") }
+        rmdir(dir)
+    }
+
+    static func read(_ path: String) -> String {
+        (try? String(decoding: readWholeFile(path: path, limit: 1 << 16), as: UTF8.self)) ?? ""
+    }
+
+    final class Notes: @unchecked Sendable { var lines: [String] = [] }
+
+    @Test func anAcceptedChordIsTheTriggerAndTheDialogIsToldTheProposal() throws {
+        defer { Self.clean() }
+        let d = try Self.dialog("accepts", answer: "accept Ctrl+Shift+F9", status: 0)
+        let notes = Notes()
+        let consent = PortalConsentDialog.bar(path: d.path, note: { notes.lines.append($0) })
+        let proposal = PortalConsentProposal(app: "org.example.Talk", description: "Push to talk",
+                                             chord: PortalTrigger(parsing: "CTRL+ALT+m"), conflict: "Mute (your table)")
+        #expect(consent(proposal)?.keys == "Ctrl+Shift+F9")
+        #expect(Self.read(d.argv) == "--consent\n--app=org.example.Talk\n--description=Push to talk\n--chord=Ctrl+Alt+M\n--conflict=Mute (your table)\n")
+        #expect(notes.lines.isEmpty)
+    }
+
+    @Test func aRefusalAndAFailureBindNothingAndAFailureIsSaid() throws {
+        defer { Self.clean() }
+        let notes = Notes()
+        let refuses = try Self.dialog("refuses", answer: "refuse", status: 1)
+        let proposal = PortalConsentProposal(app: "a", description: "d", chord: nil, conflict: nil)
+        #expect(PortalConsentDialog.bar(path: refuses.path, note: { notes.lines.append($0) })(proposal) == nil)
+        #expect(notes.lines.isEmpty)
+        let noDisplay = try Self.dialog("no-display", answer: "refuse", status: 69)
+        #expect(PortalConsentDialog.bar(path: noDisplay.path, note: { notes.lines.append($0) })(proposal) == nil)
+        #expect(notes.lines == ["consent dialog: the dialog could not be shown (no display)"])
+        #expect(PortalConsentDialog.bar(path: "/nonexistent/kbd-commandd-bar", note: { notes.lines.append($0) })(proposal) == nil)
+        #expect(notes.lines.count == 2)
+    }
+
+    @Test func aChildThatOutlivesItsTimeoutIsKilledAndCountsAsNoAnswer() throws {
+        defer { Self.clean() }
+        let d = try Self.dialog("hangs", answer: "accept Ctrl+Alt+m", status: 0, sleep: 30)
+        let started = monotonicNow()
+        let ran = try ChildProgram.output(d.path, arguments: [d.path], timeoutMilliseconds: 300)
+        #expect(ran.status == nil)
+        #expect(ran.output.isEmpty)
+        #expect(monotonicNow().microseconds - started.microseconds < 10_000_000)
+        let quick = try ChildProgram.output("/bin/sh", arguments: ["/bin/sh", "-c", "echo one; echo two; exit 3"], timeoutMilliseconds: 5000)
+        #expect(quick.output == "one\ntwo\n" && quick.status == 3)
     }
 }

@@ -38,6 +38,9 @@ final class BarProcess {
         path = executableDirectory.map { $0 + "/" + Self.binaryName }
     }
 
+    /// The bar's binary when it is installed (its consent dialog asks about apps' shortcuts).
+    var installedPath: String? { path.flatMap { access($0, X_OK) == 0 ? $0 : nil } }
+
     /// Starts or stops the bar as `enabled` (`[bar] enabled`; nil: where layer-shell is) says.
     func update(enabled: Bool?, socketPath: String, configPath: String) {
         // A bar of another socket (the agent found the service's socket after it started)

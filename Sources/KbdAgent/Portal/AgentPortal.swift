@@ -12,7 +12,8 @@ extension AgentLoop {
     func startPortal() {
         guard !textConsole else { return }
         do {
-            let watch = try PortalWatch(policy: config?.portalApprove ?? "ask", approvalsPath: PortalApprovals.path(environment: environment))
+            let watch = try PortalWatch(policy: config?.portalApprove ?? "ask", approvalsPath: PortalApprovals.path(environment: environment),
+                                        consentDialog: bar.installedPath)
             try loop.watch(watch.fd, as: .portal)
             portal = watch
             tellPortal()

@@ -1,3 +1,7 @@
+import KbdControl
+import KbdProcess
+import KbdSystem
+
 /// `[portal] approve = "ask"`: the person at the keyboard is asked about one shortcut of one
 /// app (the proposal) and answers with a chord (the app's, or another they pressed) or
 /// nothing. The question is asked through one function, `PortalConsent`, which the backend
@@ -24,7 +28,7 @@ public struct PortalConsentProposal: Sendable, Equatable {
 /// Asks about one proposal; the chord accepted, or nil (refused, closed, no dialog).
 public typealias PortalConsent = @Sendable (PortalConsentProposal) -> PortalTrigger?
 
-/// The consent seam's one implementation so far.
+/// The consent seam's answers: none (no dialog) and the bar's dialog.
 public enum PortalConsentDialog {
     /// No dialog: every question is answered "refuse" (approve = "ask" binds nothing new).
     /// The dialog (`kbd-commandd-bar --consent`, KbdControl's `ConsentDialog` on main) plugs in
@@ -32,4 +36,28 @@ public enum PortalConsentDialog {
     /// the proposal (`chord?.keys`), run as a child, then `reply(output:status:)`; an
     /// `.accept(chord)` is `PortalTrigger(parsing: chord)`, anything else nil.
     public static let none: PortalConsent = { _ in nil }
+
+    /// The bar's consent dialog at `path` (`kbd-commandd-bar --consent`), run in the portal's
+    /// child until it answers (its own timeout, 60 s, and a hard stop 5 s later). A failure
+    /// (no display, the binary missing) is a refusal, said on `note`.
+    public static func bar(path: String, note: @escaping @Sendable (String) -> Void) -> PortalConsent {
+        return { proposal in
+            let argv = ConsentDialog.arguments(binary: path, app: proposal.app, description: proposal.description,
+                                               chord: proposal.chord?.keys, conflict: proposal.conflict)
+            let ran: (output: String, status: Int32?)
+            do throws(SystemError) {
+                ran = try ChildProgram.output(path, arguments: argv, timeoutMilliseconds: Int32(ConsentDialog.defaultTimeout + 5) * 1000)
+            } catch {
+                note("consent dialog: cannot start \(path): \(error)")
+                return nil
+            }
+            switch ConsentDialog.reply(output: ran.output, status: ran.status) {
+            case .accept(let chord): return PortalTrigger(parsing: chord)
+            case .refuse: return nil
+            case .failed(let reason):
+                note("consent dialog: \(reason)")
+                return nil
+            }
+        }
+    }
 }

@@ -32,8 +32,9 @@ final class PortalWatch {
     }
 
     /// Starts the child on the session bus (`DBUS_SESSION_BUS_ADDRESS`).
-    /// `consent` asks about a shortcut under approve = "ask" (in the child; no dialog by default).
-    init(policy: String, approvalsPath: String?, consent: @escaping PortalConsent = PortalConsentDialog.none) throws(ChildProcessError) {
+    /// `consentDialog`: the bar's binary, whose consent dialog asks about a shortcut under
+    /// approve = "ask" (in the child; nil: no dialog, nothing new is bound).
+    init(policy: String, approvalsPath: String?, consentDialog: String?) throws(ChildProcessError) {
         let initial = PortalApprovalPolicy(rawValue: policy) ?? .ask
         child = try WatchChild(input: true) { output in
             let bus: PortalBus
@@ -41,7 +42,9 @@ final class PortalWatch {
                 ChildLine.error(error.message).write(to: output)
                 return
             }
-            PortalBackend(bus: bus, output: output, input: 0, policy: initial, approvalsPath: approvalsPath, consent: consent).run()
+            let consent = consentDialog.map { PortalConsentDialog.bar(path: $0, note: { ChildLine.warning($0).write(to: output) }) }
+            PortalBackend(bus: bus, output: output, input: 0, policy: initial, approvalsPath: approvalsPath,
+                          consent: consent ?? PortalConsentDialog.none).run()
         }
     }
 
