@@ -76,7 +76,8 @@ struct MonitorCommand: ParsableCommand {
             }
             let keymap = try keymapOptions.keymap(config: loaded, environment: environment)
             let pipeline = try Pipeline(keymap: keymap, table: loaded.table, scopes: splitList(scope), textInputActive: false,
-                                        options: Pipeline.Options(emitKeys: true, deviceFilter: loaded.devices, stickyKeys: loaded.stickyKeys))
+                                        options: Pipeline.Options(emitKeys: true, deviceFilter: loaded.devices, stickyKeys: loaded.stickyKeys,
+                                                                  deviceKeymaps: loaded.deviceKeymaps))
             let stdout = FileOutput.standardOutput()
             let configName = loaded.table.commands.isEmpty && config == nil && loaded.path == Config.empty().path ? "no config" : files.description
             FileOutput.standardError().write("kbd-commandd monitor shows every key you press (what you type appears here); it logs nothing and writes no file. Commands from \(configName.escapingControlCharacters); they are not run. Ctrl+C stops.\n")

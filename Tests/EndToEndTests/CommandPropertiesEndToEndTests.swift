@@ -56,8 +56,12 @@ import Testing
                                S(1500, "KEY_LEFTCTRL", 1), S(1550, "KEY_RIGHTBRACE", 1), S(1600, "KEY_RIGHTBRACE", 0), S(1650, "KEY_LEFTCTRL", 0)],
                               name: "Logitech K120", vendor: 0x046d, product: 0xc31c, in: dir, file: "k120.evemu")
         let path = dir.write("c.toml", extra + config)
-        let r = runTool(["replay", "--config", path, "--layout", "de,ara", "--options", "grp:alt_shift_toggle", "--print", "commands",
-                         "--format", "json", pad, board])
+        return try commands(["replay", "--config", path, "--layout", "de,ara", "--options", "grp:alt_shift_toggle", pad, board])
+    }
+
+    /// `id chord device` of each command event of a replay (`arguments` without --print and --format).
+    static func commands(_ arguments: [String]) throws -> [String] {
+        let r = runTool(arguments + ["--print", "commands", "--format", "json"])
         #expect(r.status == 0, "\(r.stderr)")
         // Command events name no device: each follows its keyboard's attach (the files play in turn).
         var device = "?"
@@ -105,8 +109,40 @@ import Testing
         let r = runTool(["devices", "--config", path, pad])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("1234:5678"))
-        #expect(r.stdout.contains("grabbed by the service: [[device]] match = \"1234:5678\" at line 1 has grab = true"), "\(r.stdout)")
+        #expect(r.stdout.contains("grabbed by the service: [[device]] match = \"1234:5678\" at \(path):1 has grab = true"), "\(r.stdout)")
         let json = runTool(["devices", "--config", path, "--format", "json", pad])
-        #expect(json.stdout.contains(#""grabbed":"[[device]] match = \"1234:5678\" at line 1 has grab = true""#), "\(json.stdout)")
+        #expect(json.stdout.contains(#""grabbed":"[[device]] match = \"1234:5678\" at "# + path + #":1 has grab = true""#), "\(json.stdout)")
+    }
+
+    /// `[device.keymap]`: the pad reads with de (the key at the US 'z' types y there), the
+    /// K120 with the service's us, replayed together.
+    @Test func aPadWithItsOwnKeymapReadsWithItAndTheOtherKeyboardDoesNot() throws {
+        let dir = EndToEndDirectory()
+        let ctrlZ = [S(0, "KEY_LEFTCTRL", 1), S(50, "KEY_Z", 1), S(100, "KEY_Z", 0), S(150, "KEY_LEFTCTRL", 0)]
+        let pad = Self.recording(ctrlZ, name: "Acme Macro Pad", vendor: 0x1234, product: 0x5678, in: dir, file: "pad.evemu")
+        let board = Self.recording(ctrlZ.map { S($0.ms + 1000, $0.key, $0.value) }, name: "Logitech K120", vendor: 0x046d,
+                                   product: 0xc31c, in: dir, file: "k120.evemu")
+        let path = dir.write("c.toml", """
+            [[device]]
+            match = "1234:5678"
+            grab = true
+            [device.keymap]
+            layout = "de"
+
+            [[command]]
+            id = "pad-undo"
+            keys = "Ctrl+Y"
+            devices = ["1234:5678"]
+
+            [[command]]
+            id = "redo"
+            keys = "Ctrl+Y"
+
+            [[command]]
+            id = "undo"
+            keys = "Ctrl+Z"
+            """)
+        #expect(try Self.commands(["replay", "--config", path, "--layout", "us", pad, board])
+            == ["pad-undo Ctrl+Y Acme Macro Pad", "undo Ctrl+Z Logitech K120"])
     }
 }
