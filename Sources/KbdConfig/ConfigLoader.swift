@@ -253,17 +253,12 @@ public enum ConfigLoader {
         let rep = bool("repeat")
         let priority = bool("priority_over_text_input")
         let localize = bool("localize", default: true), mirror = bool("mirror")
-        var devices: [DevicePattern] = []
+        var devices: [String]?
         if let e = t.entry("devices") {
-            if let list = stringArray(e.value), !list.isEmpty {
-                for text in list {
-                    do { devices.append(try DevicePattern(parsing: text)) } catch {
-                        problem(e.line, "devices: \(error.message)")
-                        ok = false
-                    }
-                }
+            if let list = stringArray(e.value) {
+                devices = list
             } else {
-                problem(e.line, "devices: expected a non-empty array of strings: vendor:product ids in hex (\"046d:c52b\") or device name globs (\"Keychron*\"); 'kbd-commandd devices' lists both")
+                problem(e.line, CommandFields.devicesExpected)
                 ok = false
             }
         }
@@ -301,13 +296,11 @@ public enum ConfigLoader {
         let command = CommandFields.command(
             id: id, title: title, keys: keys, scope: scope, repeat: rep, priorityOverTextInput: priority,
             run: run, group: group, discoverabilityTitle: discoverabilityTitle, action: action, phases: phases,
+            localize: localize, mirror: mirror, devices: devices,
             location: SourceLocation(path: path, line: t.line)) { field, message in
             problem(t.entry(field)?.line ?? t.line, message)
         }
-        guard actionKnown, var command else { return nil }
-        command.localize = localize
-        command.mirror = mirror
-        command.devices = devices
+        guard actionKnown, let command else { return nil }
         return command
     }
 }
