@@ -145,4 +145,19 @@ import Testing
         #expect(try Self.commands(["replay", "--config", path, "--layout", "us", pad, board])
             == ["pad-undo Ctrl+Y Acme Macro Pad", "undo Ctrl+Z Logitech K120"])
     }
+
+    /// "`devices` and `monitor` say which is grabbed and why": monitor --replay's attach line.
+    @Test func monitorSaysWhichKeyboardTheServiceGrabsAndWhy() throws {
+        let dir = EndToEndDirectory()
+        let pad = Self.recording([S(0, "KEY_F1", 1), S(50, "KEY_F1", 0)], name: "Acme Macro Pad", vendor: 0x1234, product: 0x5678, in: dir, file: "pad.evemu")
+        let board = Self.recording([S(100, "KEY_F1", 1), S(150, "KEY_F1", 0)], name: "Logitech K120", vendor: 0x046d, product: 0xc31c, in: dir, file: "k120.evemu")
+        let path = dir.write("c.toml", "[[command]]\nid = \"help\"\nkeys = \"F1\"\n\n[[device]]\nmatch = \"1234:5678\"\ngrab = true\n")
+        let r = runTool(["monitor", "--replay", pad, board, "--config", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.lines.contains("attach \"Acme Macro Pad\"  grabbed by the service: [[device]] match = \"1234:5678\" at \(path):5 has grab = true"), "\(r.stdout)")
+        #expect(r.lines.contains("attach \"Logitech K120\""), "\(r.stdout)")
+        let all = dir.write("all.toml", "[devices]\ngrab = true\n")
+        let every = runTool(["monitor", "--replay", board, "--config", all])
+        #expect(every.lines.contains("attach \"Logitech K120\"  grabbed by the service: [devices] grab = true"), "\(every.stdout)")
+    }
 }
