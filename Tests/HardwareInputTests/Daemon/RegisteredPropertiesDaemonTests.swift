@@ -22,8 +22,8 @@ struct RegisteredPropertiesDaemonTests {
 
     /// A service on `layout` with the two keyboards plugged and a client that registered
     /// `commands` (its table goes with it: keep the client until the end).
-    func service(layout: String, commands: String) throws -> (DaemonHarness, lenovo: FakeDevice, k400: FakeDevice, SocketClient) {
-        let h = try DaemonHarness(config: "[keymap]\nlayout = \"\(layout)\"\n\n[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n")
+    func service(layout: String, commands: String, config extra: String = "") throws -> (DaemonHarness, lenovo: FakeDevice, k400: FakeDevice, SocketClient) {
+        let h = try DaemonHarness(config: "[keymap]\nlayout = \"\(layout)\"\n\n[[command]]\nid = \"save\"\nkeys = \"Ctrl+S\"\n\n" + extra)
         let lenovo = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
         let k400 = h.source.plug("/dev/input/event2", try Descriptions.k400)
         h.pump()
@@ -39,6 +39,16 @@ struct RegisteredPropertiesDaemonTests {
         h.type(lenovo, [("f1", 1), ("f1", 0)])
         h.type(k400, [("f2", 1), ("f2", 0)])
                 #expect(h.commandIDs == ["lenovo-f1", "any-f2"])
+        withExtendedLifetime(app) {}
+    }
+
+    @Test func aGrabbedKeyboardFiresTheRegisteredCommandsBoundToItOnly() throws {
+        let grab = "[[device]]\nmatch = \"17ef:6047\"\ngrab = true\n"
+        let (h, lenovo, k400, app) = try service(layout: "us", commands: #"[{"id":"lenovo-f1","keys":"F1","devices":["17ef:6047"]},{"id":"any-f2","keys":"F2"}]"#, config: grab)
+        #expect(lenovo.grabbed)
+        h.type(lenovo, [("f1", 1), ("f1", 0), ("f2", 1), ("f2", 0)])
+        h.type(k400, [("f1", 1), ("f1", 0), ("f2", 1), ("f2", 0)])
+        #expect(h.commandIDs == ["lenovo-f1", "any-f2"])
         withExtendedLifetime(app) {}
     }
 
