@@ -129,7 +129,7 @@ public final class Pipeline {
         var out: [Int: XkbKeymap] = [:]
         for (i, own) in names.enumerated() {
             guard let own else { continue }
-            let full = deviceKeymapNames(own, base: base.names)
+            let full = own.forDevice(base: base.names)
             if let k = compiled[full] {
                 out[i] = k
             } else {
@@ -141,15 +141,6 @@ public final class Pipeline {
         return out
     }
 
-    /// The names a `[device.keymap]` compiles from, its unset fields from the service's keymap.
-    public static func deviceKeymapNames(_ own: KeymapNames, base: KeymapNames) -> KeymapNames {
-        var full = own
-        if full.layout == nil {
-            full.layout = base.layout
-            full.variant = full.variant ?? base.variant
-        }
-        return full.overlaying(KeymapNames(rules: base.rules, model: base.model, variant: "", options: base.options))
-    }
 
     /// Users' tables (their agents'), by owner: routed after the system table, which
     /// always wins a key it has a command or a pending sequence for. `uid` is set for a

@@ -160,4 +160,31 @@ import Testing
         let every = runTool(["monitor", "--replay", board, "--config", all])
         #expect(every.lines.contains("attach \"Logitech K120\"  grabbed by the service: [devices] grab = true"), "\(every.stdout)")
     }
+
+    /// `check` on a pad with its own keymap: a note that it reads with it, the localization
+    /// of the commands bound to it on that keymap, and a keymap that does not compile refused
+    /// with the [[device]]'s line.
+    @Test func checkNamesAKeyboardsOwnKeymapAndLocalizesItsCommandsOnIt() throws {
+        let dir = EndToEndDirectory()
+        let path = dir.write("c.toml", """
+            [[device]]
+            match = "1234:5678"
+            grab = true
+            [device.keymap]
+            layout = "de"
+
+            [[command]]
+            id = "pad-back"
+            keys = "Ctrl+bracketleft"
+            devices = ["1234:5678"]
+            """)
+        let r = runTool(["check", "--config", path, "--layout", "us"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("Note: \(path):1: [[device]] match = \"1234:5678\": its keys read with its own keymap, layout de (German), not the desktop's"), "\(r.stdout)")
+        #expect(r.stdout.contains("Note: \(path):7: on [[device]] match = \"1234:5678\": keys = 'Ctrl+bracketleft' (command 'pad-back'): localized: Ctrl+bracketleft fires from Ctrl+Ü on German"), "\(r.stdout)")
+        let bad = dir.write("bad.toml", "\n[[device]]\nmatch = \"1234:5678\"\n[device.keymap]\nrules = \"nosuchrules\"\n")
+        let refused = runTool(["check", "--config", bad, "--layout", "us"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("\(bad):2: [[device]] match = \"1234:5678\": [device.keymap] does not compile"), "\(refused.stderr)")
+    }
 }

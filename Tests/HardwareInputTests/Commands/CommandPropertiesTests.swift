@@ -309,9 +309,9 @@ struct CommandPropertiesTests {
 
     @Test func deviceKeymapsCompileOncePerDescriptionWithTheServicesRulesAndModel() throws {
         let base = KeymapNames(rules: "evdev", model: "pc104", layout: "us", variant: "", options: "ctrl:nocaps")
-        #expect(Pipeline.deviceKeymapNames(KeymapNames(layout: "de"), base: base)
+        #expect(KeymapNames(layout: "de").forDevice(base: base)
             == KeymapNames(rules: "evdev", model: "pc104", layout: "de", variant: "", options: "ctrl:nocaps"))
-        #expect(Pipeline.deviceKeymapNames(KeymapNames(options: ""), base: base)
+        #expect(KeymapNames(options: "").forDevice(base: base)
             == KeymapNames(rules: "evdev", model: "pc104", layout: "us", variant: "", options: ""))
     }
 
