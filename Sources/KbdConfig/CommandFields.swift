@@ -19,9 +19,23 @@ public enum CommandFields {
     /// `title`, `keys`, `scope`, `run`) and returns nil.
     public static func command(id: String?, title: String?, keys: String?, scope: String?, repeat: Bool, priorityOverTextInput: Bool,
                                run: [String] = [], group: String? = nil, discoverabilityTitle: String? = nil, action: Command.Action = .run,
-                               phases: Command.PhaseKeys = Command.PhaseKeys(),
+                               phases: Command.PhaseKeys = Command.PhaseKeys(), localize: Bool = true, mirror: Bool = false,
+                               devices: [String]? = nil,
                                location: SourceLocation, problem: (_ field: String, _ message: String) -> Void) -> Command? {
         var ok = true
+        var patterns: [DevicePattern] = []
+        if let devices {
+            if devices.isEmpty {
+                problem("devices", devicesExpected)
+                ok = false
+            }
+            for text in devices {
+                do { patterns.append(try DevicePattern(parsing: text)) } catch {
+                    problem("devices", "devices: \(error.message)")
+                    ok = false
+                }
+            }
+        }
         func nonEmpty(_ field: String, _ value: String?, required: Bool) -> String? {
             guard let value else {
                 if required { problem(field, "[[command]] needs '\(field)'"); ok = false }
@@ -86,8 +100,14 @@ public enum CommandFields {
         command.tapMilliseconds = phases.tapMilliseconds ?? Command.defaultTapMilliseconds
         command.cooldownMilliseconds = phases.cooldownMilliseconds
         command.runOnRelease = phases.runOnRelease
+        command.localize = localize
+        command.mirror = mirror
+        command.devices = patterns
         return command
     }
+
+    /// What `devices` must be, when it is not.
+    public static let devicesExpected = "devices: expected a non-empty array of strings: vendor:product ids in hex (\"046d:c52b\") or device name globs (\"Keychron*\"); 'kbd-commandd devices' lists both"
 
     /// The longest `hold_ms`, `tap_ms` and `cooldown_ms`: a minute.
     public static let maxPhaseMilliseconds = 60000

@@ -22,6 +22,9 @@ public struct Config: Sendable {
     /// `[keymap]` names missing from the rules' list that libxkbcommon compiles: used, with a
     /// warning (compileKeymap reports them).
     public var keymapWarnings: [ConfigError.Problem] = []
+    /// `[device.keymap]` of each `[[device]]` (`devices.dedicated`, same order): nil where it
+    /// has none (the keyboard reads with the service's keymap and follows the desktop's).
+    public var deviceKeymaps: [KeymapNames?] = []
     /// Where `grab = true` is, for its warning.
     public var grabLocation: SourceLocation? = nil
     /// `[settings] presence`: what counts as a hardware keyboard.

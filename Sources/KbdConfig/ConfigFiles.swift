@@ -122,8 +122,13 @@ extension ConfigLoader {
         var keymapWarnings: [ConfigError.Problem] = []
         var scopes = ScopeMap()
         var commands: [Command] = []
+        // [[device]]: every file's, in merge order (the first match wins).
+        var dedicated: [DedicatedDevice] = []
+        var deviceKeymaps: [KeymapNames?] = []
         for part in parts {
             guard let c = part.config else { continue }
+            dedicated += c.devices.dedicated
+            deviceKeymaps += c.deviceKeymaps
             keymapLocation = keymapLocation ?? c.keymapLocation
             hudLocation = hudLocation ?? c.hudLocation
             keymapWarnings += c.keymapWarnings
@@ -145,6 +150,8 @@ extension ConfigLoader {
             if problems.isEmpty {
                 var config = Config(path: paths.first ?? files.main, table: table, geometry: geometry, scopes: scopes)
                 merged.apply(to: &config)
+                config.devices.dedicated = dedicated
+                config.deviceKeymaps = deviceKeymaps
                 config.files = paths
                 config.keymapLocation = keymapLocation
                 config.hudLocation = hudLocation

@@ -66,22 +66,14 @@ public enum ConfigLoader {
             readSection(section, t, path: path, into: &draft, problem: problem)
         }
 
-        // [keymap]'s names, checked together against the rules' list (evdev.lst), with the
-        // nearest ones, and judged by libxkbcommon: a name it compiles is a warning, not an error.
+        // [keymap]'s names, checked against the rules' list (keymapNameProblems).
         var keymapLocation: SourceLocation?
         var keymapWarnings: [ConfigError.Problem] = []
         if let entry = root.entry("keymap"), case .table = entry.value {
             keymapLocation = SourceLocation(path: path, line: entry.line)
-            let keymap = draft.keymap, lines = draft.keymapLines
-            if let list = XkbRulesList.load(rules: keymap.rules) {
-                let found = list.problems(keymap)
-                let compiled = found.isEmpty ? nil : (try? XkbContext()).flatMap { try? XkbKeymap(context: $0, names: keymap) }
-                let judged = XkbRulesList.judge(found, compiled: compiled)
-                for p in judged.errors { problem(lines[p.field] ?? entry.line, "keymap.\(p.field): \(p.message)") }
-                keymapWarnings = judged.warnings.map {
-                    ConfigError.Problem(location: SourceLocation(path: path, line: lines[$0.field] ?? entry.line), message: "keymap.\($0.field): \($0.warning)")
-                }
-            }
+            let found = keymapNameProblems(draft.keymap, lines: draft.keymapLines, sectionLine: entry.line, prefix: "keymap", path: path)
+            problems += found.errors
+            keymapWarnings = found.warnings
         }
 
         var geometry: TOMLTable?
@@ -101,7 +93,7 @@ public enum ConfigLoader {
             }
         }
 
-        let dedicated = dedicatedDevices(root, problem: problem)
+        let dedicated = dedicatedDevices(root, path: path, problem: problem, warnings: &keymapWarnings)
 
         // [[command]]
         var commands: [Command] = []
@@ -125,7 +117,8 @@ public enum ConfigLoader {
             if problems.isEmpty {
                 var config = Config(path: path, table: table, geometry: geometry, scopes: scopes)
                 draft.apply(to: &config)
-                config.devices.dedicated = dedicated
+                config.devices.dedicated = dedicated.map(\.device)
+                config.deviceKeymaps = dedicated.map(\.keymap)
                 config.keymapLocation = keymapLocation
                 config.hudLocation = root.entry("hud").map { SourceLocation(path: path, line: $0.line) }
                 config.keymapWarnings = keymapWarnings
@@ -260,17 +253,12 @@ public enum ConfigLoader {
         let rep = bool("repeat")
         let priority = bool("priority_over_text_input")
         let localize = bool("localize", default: true), mirror = bool("mirror")
-        var devices: [DevicePattern] = []
+        var devices: [String]?
         if let e = t.entry("devices") {
-            if let list = stringArray(e.value), !list.isEmpty {
-                for text in list {
-                    do { devices.append(try DevicePattern(parsing: text)) } catch {
-                        problem(e.line, "devices: \(error.message)")
-                        ok = false
-                    }
-                }
+            if let list = stringArray(e.value) {
+                devices = list
             } else {
-                problem(e.line, "devices: expected a non-empty array of strings: vendor:product ids in hex (\"046d:c52b\") or device name globs (\"Keychron*\"); 'kbd-commandd devices' lists both")
+                problem(e.line, CommandFields.devicesExpected)
                 ok = false
             }
         }
@@ -308,13 +296,11 @@ public enum ConfigLoader {
         let command = CommandFields.command(
             id: id, title: title, keys: keys, scope: scope, repeat: rep, priorityOverTextInput: priority,
             run: run, group: group, discoverabilityTitle: discoverabilityTitle, action: action, phases: phases,
+            localize: localize, mirror: mirror, devices: devices,
             location: SourceLocation(path: path, line: t.line)) { field, message in
             problem(t.entry(field)?.line ?? t.line, message)
         }
-        guard actionKnown, var command else { return nil }
-        command.localize = localize
-        command.mirror = mirror
-        command.devices = devices
+        guard actionKnown, let command else { return nil }
         return command
     }
 }

@@ -39,4 +39,29 @@ extension ConfigLoader {
         }
         return out
     }
+
+    /// Each `[[device]]` with its own `[device.keymap]`: a note saying so, and the
+    /// localization notes of the commands bound to it (`devices` naming one of its `match`
+    /// entries) on that keymap. A keymap libxkbcommon cannot compile is an error, with the
+    /// `[[device]]`'s file and line.
+    public static func deviceKeymapNotes(_ config: Config, base: XkbKeymap) -> (notes: [ConfigError.Problem], errors: [ConfigError.Problem]) {
+        var notes: [ConfigError.Problem] = [], errors: [ConfigError.Problem] = []
+        for (i, own) in config.deviceKeymaps.enumerated() {
+            guard let own, i < config.devices.dedicated.count else { continue }
+            let d = config.devices.dedicated[i]
+            let location = SourceLocation(path: d.path, line: d.line)
+            let what = "[[device]] match = \(d.match.map { "\"\($0)\"" }.joined(separator: ", "))"
+            let names = own.forDevice(base: base.names)
+            let keymap: XkbKeymap
+            do { keymap = try XkbKeymap(context: base.context, names: names) } catch {
+                errors.append(.init(location: location, message: "\(what): [device.keymap] does not compile (\(names)): \(error.message)"))
+                continue
+            }
+            notes.append(.init(location: location, message: "\(what): its keys read with its own keymap, layout \(names.layout ?? "") (\(keymap.layoutNames.joined(separator: ", "))), not the desktop's"))
+            let bound = config.table.commands.filter { c in c.devices.contains { d.match.contains($0) } }
+            guard !bound.isEmpty, let table = try? CommandTable(commands: bound) else { continue }
+            notes += localizationNotes(table, keymap: keymap).map { .init(location: $0.location, message: "on \(what): " + $0.message) }
+        }
+        return (notes, errors)
+    }
 }

@@ -120,10 +120,18 @@ public enum ControlRequest: Sendable, Equatable {
         /// The key phases (issue 36): `on`, `hold_ms`, `tap_ms`, `cooldown_ms`, `run_on_release`
         /// (an array; the service runs none of a user's programs, so agents send it empty).
         public var phases: Command.PhaseKeys
+        /// The command's own properties (issue 37): `localize` (default true), `mirror`, and
+        /// `devices` (vendor:product ids or name globs, as the config writes them; nil: every keyboard).
+        public var localize: Bool
+        public var mirror: Bool
+        public var devices: [String]?
         public init(id: String, title: String? = nil, keys: String, scope: String? = nil, repeat: Bool = false, priorityOverTextInput: Bool = false,
                     group: String? = nil, discoverabilityTitle: String? = nil, action: Command.Action = .run,
-                    phases: Command.PhaseKeys = Command.PhaseKeys()) {
+                    phases: Command.PhaseKeys = Command.PhaseKeys(), localize: Bool = true, mirror: Bool = false, devices: [String]? = nil) {
             self.phases = phases
+            self.localize = localize
+            self.mirror = mirror
+            self.devices = devices
             self.id = id
             self.title = title
             self.keys = keys
@@ -135,8 +143,9 @@ public enum ControlRequest: Sendable, Equatable {
             self.action = action
         }
 
-        /// `{"id","title"?,"keys","scope"?,"repeat"?,"priority_over_text_input"?,"group"?,"discoverability_title"?,"action"?}`:
-        /// false flags, absent strings and the default action left out.
+        /// `{"id","title"?,"keys","scope"?,"repeat"?,"priority_over_text_input"?,"group"?,"discoverability_title"?,"action"?,`
+        /// the key phases' keys, `"localize"?,"mirror"?,"devices"?}`: false flags (`localize`: a true one),
+        /// absent strings and the default action left out.
         public var jsonValue: JSONValue {
             var o = JSONObject([("id", .string(id))])
             if let title { _ = o.updateValue(.string(title), forKey: "title") }
@@ -152,6 +161,9 @@ public enum ControlRequest: Sendable, Equatable {
             if let n = phases.tapMilliseconds { _ = o.updateValue(.number(Double(n)), forKey: "tap_ms") }
             if let n = phases.cooldownMilliseconds { _ = o.updateValue(.number(Double(n)), forKey: "cooldown_ms") }
             if let argv = phases.runOnRelease { _ = o.updateValue(.array(argv.map { .string($0) }), forKey: "run_on_release") }
+            if !localize { _ = o.updateValue(.bool(false), forKey: "localize") }
+            if mirror { _ = o.updateValue(.bool(true), forKey: "mirror") }
+            if let devices { _ = o.updateValue(.array(devices.map { .string($0) }), forKey: "devices") }
             return .object(o)
         }
     }
@@ -263,9 +275,9 @@ public enum ControlRequest: Sendable, Equatable {
                 guard case .object(let c) = item, let id = c["id"]?.stringValue, let keys = c["keys"]?.stringValue else {
                     throw ControlRequestError(message: "register: commands[\(i)]: expected an object with \"id\" and \"keys\" strings")
                 }
-                func flag(_ key: String) throws(ControlRequestError) -> Bool {
+                func flag(_ key: String, default value: Bool = false) throws(ControlRequestError) -> Bool {
                     switch c[key] {
-                    case nil: return false
+                    case nil: return value
                     case .bool(let b)?: return b
                     default: throw ControlRequestError(message: "register: commands[\(i)].\(key): expected true or false")
                     }
@@ -287,7 +299,9 @@ public enum ControlRequest: Sendable, Equatable {
                 specs.append(CommandSpec(id: id, title: c["title"]?.stringValue, keys: keys, scope: c["scope"]?.stringValue,
                                          repeat: try flag("repeat"), priorityOverTextInput: try flag("priority_over_text_input"),
                                          group: try text("group"), discoverabilityTitle: try text("discoverability_title"), action: action,
-                                         phases: try phaseKeys(c, "register: commands[\(i)]")))
+                                         phases: try phaseKeys(c, "register: commands[\(i)]"),
+                                         localize: try flag("localize", default: true), mirror: try flag("mirror"),
+                                         devices: try devicePatterns(c, "register: commands[\(i)]")))
             }
             var timeout: Int?
             if let t = o["sequence_timeout_ms"] {
@@ -349,6 +363,21 @@ private func phaseKeys(_ c: JSONObject, _ at: String) throws(ControlRequestError
         keys.runOnRelease = argv
     }
     return keys
+}
+
+/// A registered command's `devices`: their type here (an array of at most 64 strings), what
+/// they must be with a config's rules (CommandFields).
+private func devicePatterns(_ c: JSONObject, _ at: String) throws(ControlRequestError) -> [String]? {
+    guard let v = c["devices"] else { return nil }
+    guard case .array(let items) = v, items.count <= 64 else {
+        throw ControlRequestError(message: "\(at).devices: expected an array of at most 64 strings: vendor:product ids in hex or device name globs")
+    }
+    var out: [String] = []
+    for item in items {
+        guard case .string(let s) = item else { throw ControlRequestError(message: "\(at).devices: expected an array of strings") }
+        out.append(s)
+    }
+    return out
 }
 
 /// Which table a command is in: the service's own (`system`, from the config) or the

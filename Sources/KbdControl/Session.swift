@@ -480,7 +480,8 @@ public final class ControlSession {
             let command = CommandFields.command(
                 id: spec.id, title: spec.title, keys: spec.keys, scope: spec.scope, repeat: spec.repeat,
                 priorityOverTextInput: spec.priorityOverTextInput, group: spec.group, discoverabilityTitle: spec.discoverabilityTitle,
-                action: spec.action, phases: spec.phases, location: SourceLocation(path: "commands[\(i)]", line: i + 1)
+                action: spec.action, phases: spec.phases, localize: spec.localize, mirror: spec.mirror, devices: spec.devices,
+                location: SourceLocation(path: "commands[\(i)]", line: i + 1)
             ) { _, message in problems.append("commands[\(i)] (\(spec.id)): \(message)") }
             if let command {
                 if command.keys.count > Self.maxSequenceChords {
@@ -528,6 +529,7 @@ public final class ControlSession {
         64 + spec.id.utf8.count + (spec.title?.utf8.count ?? 0) + spec.keys.utf8.count + (spec.scope?.utf8.count ?? 0)
             + (spec.group?.utf8.count ?? 0) + (spec.discoverabilityTitle?.utf8.count ?? 0)
             + (spec.phases.runOnRelease?.reduce(0) { $0 + $1.utf8.count + 8 } ?? 0)
+            + (spec.devices?.reduce(0) { $0 + $1.utf8.count + 8 } ?? 0)
     }
 
     /// Takes `cost` from the uid's budget of registration work; why not, when it is spent.

@@ -38,13 +38,18 @@ public struct DeviceFilter: Sendable, Equatable {
 
     /// The first `[[device]]` whose `match` names the device.
     public func dedicated(name: String, id: InputID) -> DedicatedDevice? {
-        dedicated.first { d in d.match.contains { $0.matches(name: name, id: id) } }
+        dedicatedIndex(name: name, id: id).map { dedicated[$0] }
+    }
+
+    /// The index in `dedicated` of the first `[[device]]` whose `match` names the device.
+    public func dedicatedIndex(name: String, id: InputID) -> Int? {
+        dedicated.firstIndex { d in d.match.contains { $0.matches(name: name, id: id) } }
     }
 
     /// Whether the service grabs the keyboard (EVIOCGRAB), and why: `[devices] grab` grabs
     /// every keyboard, a `[[device]]` with `grab = true` the one it matches.
     public func grabReason(name: String, id: InputID) -> String? {
-        if let d = dedicated(name: name, id: id), d.grab { return "[[device]] match = \(d.match.map { "\"\($0)\"" }.joined(separator: ", ")) at line \(d.line) has grab = true" }
+        if let d = dedicated(name: name, id: id), d.grab { return "[[device]] match = \(d.match.map { "\"\($0)\"" }.joined(separator: ", ")) at \(d.location) has grab = true" }
         return grab ? "[devices] grab = true" : nil
     }
 
@@ -64,13 +69,18 @@ public struct DedicatedDevice: Sendable, Equatable {
     public var match: [DevicePattern]
     public var grab: Bool
     public var presence: Bool
-    /// The line of its `[[device]]`, for messages.
+    /// The file and line of its `[[device]]`, for messages.
+    public var path: String
     public var line: Int
 
-    public init(match: [DevicePattern], grab: Bool = false, presence: Bool = false, line: Int = 0) {
+    public init(match: [DevicePattern], grab: Bool = false, presence: Bool = false, path: String = "", line: Int = 0) {
         self.match = match
         self.grab = grab
         self.presence = presence
+        self.path = path
         self.line = line
     }
+
+    /// Where it is: `config.toml:12` (`line 12` when read from no file).
+    public var location: String { path.isEmpty ? "line \(line)" : "\(path):\(line)" }
 }

@@ -113,7 +113,7 @@ public final class KeyboardDaemon {
                                                deviceFilter: loaded.config.devices,
                                                presenceDebounceMilliseconds: options.presenceDebounceMilliseconds,
                                                presencePolicy: loaded.config.presence, stickyKeys: loaded.config.stickyKeys,
-                                               hud: loaded.config.hud))
+                                               hud: loaded.config.hud, deviceKeymaps: loaded.config.deviceKeymaps))
     }
 
     public var config: Config { loaded.config }
@@ -575,7 +575,8 @@ public final class KeyboardDaemon {
             return .refused(String(describing: error))
         }
         do {
-            if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices && next.config.presence == loaded.config.presence
+            if next.keymap.names == loaded.keymap.names && next.config.devices == loaded.config.devices
+                && next.config.deviceKeymaps == loaded.config.deviceKeymaps && next.config.presence == loaded.config.presence
                 && next.config.stickyKeys == loaded.config.stickyKeys && next.config.hud == loaded.config.hud && geometryUnchanged(next.config) {
                 pipeline.replaceTable(next.config.table)
             } else {

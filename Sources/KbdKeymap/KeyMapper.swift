@@ -47,11 +47,14 @@ public final class KeyMapper {
         var sticky: StickyKeys?
         /// The locks sticky keys last put into the xkb state.
         var stickyLockMask: UInt32 = 0
-        init(state: XkbState, compose: ComposeState?, sticky: Bool, positions: KeyPositions) {
+        /// Reads with a keymap of its own (a `[device.keymap]`): `setKeymap` leaves it as it is.
+        let ownKeymap: Bool
+        init(state: XkbState, compose: ComposeState?, sticky: Bool, positions: KeyPositions, ownKeymap: Bool = false) {
             self.state = state
             self.positions = positions
             self.compose = compose
             self.sticky = sticky ? StickyKeys() : nil
+            self.ownKeymap = ownKeymap
         }
 
         /// The same keyboard on a new state (another keymap): the keys held stay held,
@@ -62,6 +65,7 @@ public final class KeyMapper {
             compose = old.compose
             compose?.reset()
             down = old.down
+            ownKeymap = old.ownKeymap
             sticky = old.sticky == nil ? nil : StickyKeys()
             for code in down { state.update(code: code, down: true) }
         }
@@ -93,9 +97,20 @@ public final class KeyMapper {
     /// With `keymap` (and `layout` locked) or `sticky`, the device reads as its seat does
     /// (a session there claimed it) instead of as the mapper's own settings say.
     public func attach(_ device: DeviceID, keymap seatKeymap: XkbKeymap? = nil, layout seatLayout: Int? = nil, sticky: Bool? = nil) throws(KeymapError) {
+        try attach(device, keymap: seatKeymap, layout: seatLayout, sticky: sticky, own: false)
+    }
+
+    /// Starts tracking a keyboard that reads with a keymap of its own (its `[device.keymap]`),
+    /// first layout: neither `setKeymap` (a desktop's keymap) nor a locked layout changes it.
+    public func attach(_ device: DeviceID, ownKeymap: XkbKeymap, sticky: Bool? = nil) throws(KeymapError) {
+        try attach(device, keymap: ownKeymap, layout: nil, sticky: sticky, own: true)
+    }
+
+    private func attach(_ device: DeviceID, keymap seatKeymap: XkbKeymap?, layout seatLayout: Int?, sticky: Bool?, own: Bool) throws(KeymapError) {
         devices[device] = DeviceKeyboard(
             state: try XkbState(keymap: seatKeymap ?? keymap), compose: try composeTable.map { t throws(KeymapError) in try ComposeState(table: t) },
-            sticky: sticky ?? stickyKeysOn, positions: positions(for: seatKeymap ?? keymap))
+            sticky: sticky ?? stickyKeysOn, positions: positions(for: seatKeymap ?? keymap), ownKeymap: own)
+        guard !own else { return }
         let layout = seatKeymap == nil ? lockedLayout : seatLayout
         if let layout { devices[device]?.state.lockLayout(min(max(0, layout), max(0, (seatKeymap ?? keymap).layoutCount - 1))) }
     }
@@ -110,14 +125,14 @@ public final class KeyMapper {
         let changed = keymap !== self.keymap
         if changed {
             let positions = positions(for: keymap)
-            for (id, kbd) in devices.entries {
+            for (id, kbd) in devices.entries where !kbd.ownKeymap {
                 devices[id] = DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap), positions: positions)
             }
             self.keymap = keymap
         }
         let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
         lockedLayout = layout
-        if let layout { for (_, kbd) in devices.entries { kbd.state.lockLayout(layout) } }
+        if let layout { for (_, kbd) in devices.entries where !kbd.ownKeymap { kbd.state.lockLayout(layout) } }
     }
 
     /// Maps only `ids` with `keymap` and `layout` locked (one seat's keyboards); the mapper's
@@ -125,7 +140,7 @@ public final class KeyMapper {
     public func setKeymap(_ keymap: XkbKeymap, layout: Int?, devices ids: [DeviceID]) throws(KeymapError) {
         let layout = layout.map { min(max(0, $0), max(0, keymap.layoutCount - 1)) }
         for id in ids {
-            guard let kbd = devices[id] else { continue }
+            guard let kbd = devices[id], !kbd.ownKeymap else { continue }
             let moved = kbd.state.keymap === keymap ? kbd
                 : DeviceKeyboard(moving: kbd, to: try XkbState(keymap: keymap), positions: positions(for: keymap))
             devices[id] = moved

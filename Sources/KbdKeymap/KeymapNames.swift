@@ -66,6 +66,18 @@ public struct KeymapNames: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
+    /// The names a keyboard's own keymap (`[device.keymap]`, these names) compiles from: what
+    /// it does not set comes from the service's keymap `base`, the layout with its variant only
+    /// when it names no layout.
+    public func forDevice(base: KeymapNames) -> KeymapNames {
+        var full = self
+        if full.layout == nil {
+            full.layout = base.layout
+            full.variant = full.variant ?? base.variant
+        }
+        return full.overlaying(KeymapNames(rules: base.rules, model: base.model, variant: "", options: base.options))
+    }
+
     public var description: String {
         "rules=\(rules ?? "") model=\(model ?? "") layout=\(layout ?? "") variant=\(variant ?? "") options=\(options ?? "")"
     }

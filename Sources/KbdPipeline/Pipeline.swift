@@ -22,12 +22,16 @@ public final class Pipeline {
         public var stickyKeys: Bool
         /// `[hud]`: when the discoverability HUD shows (nil or not enabled: never).
         public var hud: HudSettings?
+        /// `[device.keymap]` of each `deviceFilter.dedicated` (same order; nil: none): the
+        /// keyboard it matches reads with that keymap and never with a desktop's.
+        public var deviceKeymaps: [KeymapNames?]
 
         public init(
             emitKeys: Bool = false, compose: ComposeSource = .none, deviceFilter: DeviceFilter = DeviceFilter(),
             presenceDebounceMilliseconds: Int = KeyboardPresence.defaultDebounceMilliseconds, presencePolicy: PresencePolicy = .auto,
-            stickyKeys: Bool = false, hud: HudSettings? = nil
+            stickyKeys: Bool = false, hud: HudSettings? = nil, deviceKeymaps: [KeymapNames?] = []
         ) {
+            self.deviceKeymaps = deviceKeymaps
             self.stickyKeys = stickyKeys
             self.hud = hud
             self.emitKeys = emitKeys
@@ -66,6 +70,9 @@ public final class Pipeline {
     public private(set) var mapper: KeyMapper
     /// The service's own keymap (the config's), which `setKeymap(nil, …)` brings back.
     public let baseKeymap: XkbKeymap
+    /// The compiled `Options.deviceKeymaps`, by index of `deviceFilter.dedicated` (one keymap
+    /// per distinct description).
+    private let dedicatedKeymaps: [Int: XkbKeymap]
     /// The system table's router of the seat whose keyboard typed last (the default seat's
     /// until another seat's keyboard types); the other seats' wait in `parkedRouters`, each
     /// with its own scopes, text input and pending sequence.
@@ -103,6 +110,7 @@ public final class Pipeline {
         self.options = options
         self.geometry = geometry.map { KeyboardGeometry($0) }
         self.baseKeymap = keymap
+        self.dedicatedKeymaps = try Self.compile(options.deviceKeymaps, base: keymap)
         self.mapper = try KeyMapper(keymap: keymap, options: KeyMapper.Options(wantsText: options.emitKeys, compose: options.compose,
                                                                                  stickyKeys: options.stickyKeys))
         self.router = ChordRouter(table: table, scopes: scopes, textInputActive: textInputActive)
@@ -112,6 +120,27 @@ public final class Pipeline {
     }
 
     public var table: CommandTable { router.table }
+
+    /// Compiles each distinct `[device.keymap]` once, in the base keymap's context: the rules
+    /// and model are the base's unless it names its own, and so are the layout (with its
+    /// variant) and the options.
+    private static func compile(_ names: [KeymapNames?], base: XkbKeymap) throws(KeymapError) -> [Int: XkbKeymap] {
+        var compiled: [KeymapNames: XkbKeymap] = [:]
+        var out: [Int: XkbKeymap] = [:]
+        for (i, own) in names.enumerated() {
+            guard let own else { continue }
+            let full = own.forDevice(base: base.names)
+            if let k = compiled[full] {
+                out[i] = k
+            } else {
+                let k = try XkbKeymap(context: base.context, names: full)
+                compiled[full] = k
+                out[i] = k
+            }
+        }
+        return out
+    }
+
 
     /// Users' tables (their agents'), by owner: routed after the system table, which
     /// always wins a key it has a command or a pending sequence for. `uid` is set for a
@@ -474,9 +503,14 @@ public final class Pipeline {
                                integration: verdict.isKeyboard ? verdict.integration : nil,
                                integrationReason: verdict.isKeyboard ? verdict.integrationReason : nil))
             if verdict.isKeyboard {
-                // A seat whose session claimed how keys are read reads this keyboard so too.
-                let reading = seatKeymaps[description.seat]
-                try? mapper.attach(id, keymap: reading?.keymap, layout: reading?.layout, sticky: seatSticky[description.seat])
+                if let own = options.deviceFilter.dedicatedIndex(name: description.name, id: description.id).flatMap({ dedicatedKeymaps[$0] }) {
+                    // Its own [device.keymap]: not the seat's nor a desktop's.
+                    try? mapper.attach(id, ownKeymap: own, sticky: seatSticky[description.seat])
+                } else {
+                    // A seat whose session claimed how keys are read reads this keyboard so too.
+                    let reading = seatKeymaps[description.seat]
+                    try? mapper.attach(id, keymap: reading?.keymap, layout: reading?.layout, sticky: seatSticky[description.seat])
+                }
                 // A grabbed pad is no keyboard the user types on, unless `presence = true` says so.
                 if !grabbed || dedicated?.presence == true, let (present, reason) = presence.attach(id, integration: verdict.integration, at: time) {
                     emitPresence(present, reason, at: time, into: &out)

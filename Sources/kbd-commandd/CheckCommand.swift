@@ -89,6 +89,9 @@ struct CheckCommand: ParsableCommand {
             // Chords that differ in text but are one press on this layout: only one could fire.
             let conflicts = ConfigLoader.samePressConflicts(table, keymap: keymap)
             if !conflicts.isEmpty { throw ConfigError(problems: conflicts) }
+            // [device.keymap]: compiled as the service will (an error here, not at its start).
+            let devices = ConfigLoader.deviceKeymapNotes(loaded, base: keymap)
+            if !devices.errors.isEmpty { throw ConfigError(problems: devices.errors) }
             var warnings = ConfigLoader.warnings(loaded, path: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin", agent: agent)
             warnings += ConfigLoader.untypableKeyWarnings(table, keymap: keymap)
             if agent { warnings += ConfigLoader.agentConfigWarnings(loaded) }
@@ -103,7 +106,7 @@ struct CheckCommand: ParsableCommand {
                 stdout.write(hud.escapingControlCharacters + "\n")
             }
             // localize and mirror: which chords fire from another key on this keymap, and why.
-            for note in ConfigLoader.localizationNotes(table, keymap: keymap) {
+            for note in ConfigLoader.localizationNotes(table, keymap: keymap) + devices.notes {
                 stdout.write("Note: \(note.description.escapingControlCharacters)\n")
             }
             try stdout.flush()

@@ -76,7 +76,8 @@ struct MonitorCommand: ParsableCommand {
             }
             let keymap = try keymapOptions.keymap(config: loaded, environment: environment)
             let pipeline = try Pipeline(keymap: keymap, table: loaded.table, scopes: splitList(scope), textInputActive: false,
-                                        options: Pipeline.Options(emitKeys: true, deviceFilter: loaded.devices, stickyKeys: loaded.stickyKeys))
+                                        options: Pipeline.Options(emitKeys: true, deviceFilter: loaded.devices, stickyKeys: loaded.stickyKeys,
+                                                                  deviceKeymaps: loaded.deviceKeymaps))
             let stdout = FileOutput.standardOutput()
             let configName = loaded.table.commands.isEmpty && config == nil && loaded.path == Config.empty().path ? "no config" : files.description
             FileOutput.standardError().write("kbd-commandd monitor shows every key you press (what you type appears here); it logs nothing and writes no file. Commands from \(configName.escapingControlCharacters); they are not run. Ctrl+C stops.\n")
@@ -85,6 +86,7 @@ struct MonitorCommand: ParsableCommand {
                 let source = try RecordingSource(paths: replay)
                 var events: [PipelineEvent] = []
                 while let event = try source.next() {
+                    if case .attached(_, let d, _, _) = event { printer.noteGrab(d, pipeline: pipeline) }
                     pipeline.process(event, into: &events)
                     printer.print(events)
                     events.removeAll(keepingCapacity: true)
@@ -114,6 +116,7 @@ struct MonitorCommand: ParsableCommand {
             for change in changes {
                 switch change {
                 case .attached(let id, let device):
+                    printer.noteGrab(device.description, pipeline: pipeline)
                     pipeline.process(.attached(id, device.description, verdict: pipeline.classify(device.description), time: monotonicNow()), into: &events)
                     stderr.write("watching \(device.path) \"\(device.description.name.escapingControlCharacters)\"\n")
                     // The service grabs it (monitor does not): its keys reach no window and run only its own commands.
@@ -162,6 +165,9 @@ struct MonitorCommand: ParsableCommand {
             stderr.write("no keyboard in /dev/input yet: waiting for one to be plugged in\n")
         } else {
             for (id, device) in attached {
+                if let why = printer.noteGrab(device.description, pipeline: pipeline) {
+                    stderr.write("\(device.path) \"\(device.description.name.escapingControlCharacters)\": the service grabs it (\(why.escapingControlCharacters)): its keys reach no window and run only the commands with its devices\n")
+                }
                 pipeline.process(.attached(id, device.description, verdict: pipeline.classify(device.description), time: monotonicNow()), into: &events)
             }
             events.removeAll()
@@ -199,7 +205,20 @@ struct MonitorPrinter {
     /// A sticky-keys line to print after the pending press.
     private var stickyLine: String?
 
+    /// Why the service grabs each keyboard it does (by device name), for its attach line.
+    private var grabbed: [String: String] = [:]
+
     init(output: FileOutput) { self.output = output }
+
+    /// Notes whether the service grabs the keyboard `description` (its config's `[devices]
+    /// grab` or a `[[device]]` with `grab = true`), before its attach is printed; returns why.
+    @discardableResult
+    mutating func noteGrab(_ description: DeviceDescription, pipeline: Pipeline) -> String? {
+        let why = pipeline.classify(description).isKeyboard
+            ? pipeline.options.deviceFilter.grabReason(name: description.name, id: description.id) : nil
+        grabbed[description.name] = why
+        return why
+    }
 
     mutating func print(_ events: [PipelineEvent]) {
         for event in events {
@@ -227,7 +246,8 @@ struct MonitorPrinter {
                 }
             case .attach(_, let device, let keyboard, _, _):
                 flush()
-                output.write("attach \"\(device)\"\(keyboard ? "" : " (not a keyboard)")\n".escapingControlCharacters(keepingNewline: true))
+                let grab = keyboard ? grabbed[device].map { "  grabbed by the service: \($0)" } ?? "" : ""
+                output.write("attach \"\(device)\"\(keyboard ? "" : " (not a keyboard)")\(grab)\n".escapingControlCharacters(keepingNewline: true))
             case .detach(_, let device, _):
                 flush()
                 output.write("detach \"\(device)\"\n".escapingControlCharacters(keepingNewline: true))

@@ -110,7 +110,8 @@ struct ReplayCommand: ParsableCommand {
                 keymap: keymap, table: config.table, scopes: splitList(scope), textInputActive: textInputActive,
                 geometry: try config.geometryState(),
                 options: Pipeline.Options(emitKeys: showKeys, compose: showKeys ? compose : .none, deviceFilter: config.devices,
-                                          presencePolicy: config.presence, stickyKeys: config.stickyKeys, hud: config.hud))
+                                          presencePolicy: config.presence, stickyKeys: config.stickyKeys, hud: config.hud,
+                                          deviceKeymaps: config.deviceKeymaps))
             // Recordings that overlap in time are open together: allow as many as the hard limit does.
             raiseOpenFileLimit()
             let source = try RecordingSource(paths: files)

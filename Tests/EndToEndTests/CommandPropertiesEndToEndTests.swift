@@ -56,8 +56,12 @@ import Testing
                                S(1500, "KEY_LEFTCTRL", 1), S(1550, "KEY_RIGHTBRACE", 1), S(1600, "KEY_RIGHTBRACE", 0), S(1650, "KEY_LEFTCTRL", 0)],
                               name: "Logitech K120", vendor: 0x046d, product: 0xc31c, in: dir, file: "k120.evemu")
         let path = dir.write("c.toml", extra + config)
-        let r = runTool(["replay", "--config", path, "--layout", "de,ara", "--options", "grp:alt_shift_toggle", "--print", "commands",
-                         "--format", "json", pad, board])
+        return try commands(["replay", "--config", path, "--layout", "de,ara", "--options", "grp:alt_shift_toggle", pad, board])
+    }
+
+    /// `id chord device` of each command event of a replay (`arguments` without --print and --format).
+    static func commands(_ arguments: [String]) throws -> [String] {
+        let r = runTool(arguments + ["--print", "commands", "--format", "json"])
         #expect(r.status == 0, "\(r.stderr)")
         // Command events name no device: each follows its keyboard's attach (the files play in turn).
         var device = "?"
@@ -105,8 +109,82 @@ import Testing
         let r = runTool(["devices", "--config", path, pad])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("1234:5678"))
-        #expect(r.stdout.contains("grabbed by the service: [[device]] match = \"1234:5678\" at line 1 has grab = true"), "\(r.stdout)")
+        #expect(r.stdout.contains("grabbed by the service: [[device]] match = \"1234:5678\" at \(path):1 has grab = true"), "\(r.stdout)")
         let json = runTool(["devices", "--config", path, "--format", "json", pad])
-        #expect(json.stdout.contains(#""grabbed":"[[device]] match = \"1234:5678\" at line 1 has grab = true""#), "\(json.stdout)")
+        #expect(json.stdout.contains(#""grabbed":"[[device]] match = \"1234:5678\" at "# + path + #":1 has grab = true""#), "\(json.stdout)")
+    }
+
+    /// `[device.keymap]`: the pad reads with de (the key at the US 'z' types y there), the
+    /// K120 with the service's us, replayed together.
+    @Test func aPadWithItsOwnKeymapReadsWithItAndTheOtherKeyboardDoesNot() throws {
+        let dir = EndToEndDirectory()
+        let ctrlZ = [S(0, "KEY_LEFTCTRL", 1), S(50, "KEY_Z", 1), S(100, "KEY_Z", 0), S(150, "KEY_LEFTCTRL", 0)]
+        let pad = Self.recording(ctrlZ, name: "Acme Macro Pad", vendor: 0x1234, product: 0x5678, in: dir, file: "pad.evemu")
+        let board = Self.recording(ctrlZ.map { S($0.ms + 1000, $0.key, $0.value) }, name: "Logitech K120", vendor: 0x046d,
+                                   product: 0xc31c, in: dir, file: "k120.evemu")
+        let path = dir.write("c.toml", """
+            [[device]]
+            match = "1234:5678"
+            grab = true
+            [device.keymap]
+            layout = "de"
+
+            [[command]]
+            id = "pad-undo"
+            keys = "Ctrl+Y"
+            devices = ["1234:5678"]
+
+            [[command]]
+            id = "redo"
+            keys = "Ctrl+Y"
+
+            [[command]]
+            id = "undo"
+            keys = "Ctrl+Z"
+            """)
+        #expect(try Self.commands(["replay", "--config", path, "--layout", "us", pad, board])
+            == ["pad-undo Ctrl+Y Acme Macro Pad", "undo Ctrl+Z Logitech K120"])
+    }
+
+    /// "`devices` and `monitor` say which is grabbed and why": monitor --replay's attach line.
+    @Test func monitorSaysWhichKeyboardTheServiceGrabsAndWhy() throws {
+        let dir = EndToEndDirectory()
+        let pad = Self.recording([S(0, "KEY_F1", 1), S(50, "KEY_F1", 0)], name: "Acme Macro Pad", vendor: 0x1234, product: 0x5678, in: dir, file: "pad.evemu")
+        let board = Self.recording([S(100, "KEY_F1", 1), S(150, "KEY_F1", 0)], name: "Logitech K120", vendor: 0x046d, product: 0xc31c, in: dir, file: "k120.evemu")
+        let path = dir.write("c.toml", "[[command]]\nid = \"help\"\nkeys = \"F1\"\n\n[[device]]\nmatch = \"1234:5678\"\ngrab = true\n")
+        let r = runTool(["monitor", "--replay", pad, board, "--config", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.lines.contains("attach \"Acme Macro Pad\"  grabbed by the service: [[device]] match = \"1234:5678\" at \(path):5 has grab = true"), "\(r.stdout)")
+        #expect(r.lines.contains("attach \"Logitech K120\""), "\(r.stdout)")
+        let all = dir.write("all.toml", "[devices]\ngrab = true\n")
+        let every = runTool(["monitor", "--replay", board, "--config", all])
+        #expect(every.lines.contains("attach \"Logitech K120\"  grabbed by the service: [devices] grab = true"), "\(every.stdout)")
+    }
+
+    /// `check` on a pad with its own keymap: a note that it reads with it, the localization
+    /// of the commands bound to it on that keymap, and a keymap that does not compile refused
+    /// with the [[device]]'s line.
+    @Test func checkNamesAKeyboardsOwnKeymapAndLocalizesItsCommandsOnIt() throws {
+        let dir = EndToEndDirectory()
+        let path = dir.write("c.toml", """
+            [[device]]
+            match = "1234:5678"
+            grab = true
+            [device.keymap]
+            layout = "de"
+
+            [[command]]
+            id = "pad-back"
+            keys = "Ctrl+bracketleft"
+            devices = ["1234:5678"]
+            """)
+        let r = runTool(["check", "--config", path, "--layout", "us"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("Note: \(path):1: [[device]] match = \"1234:5678\": its keys read with its own keymap, layout de (German), not the desktop's"), "\(r.stdout)")
+        #expect(r.stdout.contains("Note: \(path):7: on [[device]] match = \"1234:5678\": keys = 'Ctrl+bracketleft' (command 'pad-back'): localized: Ctrl+bracketleft fires from Ctrl+Ü on German"), "\(r.stdout)")
+        let bad = dir.write("bad.toml", "\n[[device]]\nmatch = \"1234:5678\"\n[device.keymap]\nrules = \"nosuchrules\"\n")
+        let refused = runTool(["check", "--config", bad, "--layout", "us"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("\(bad):2: [[device]] match = \"1234:5678\": [device.keymap] does not compile"), "\(refused.stderr)")
     }
 }

@@ -108,7 +108,8 @@ extension AgentLoop {
             ControlRequest.CommandSpec(id: $0.id, title: $0.title, keys: $0.keysText, scope: $0.scope, repeat: $0.repeat,
                                        priorityOverTextInput: $0.priorityOverTextInput, group: $0.group,
                                        discoverabilityTitle: $0.discoverabilityTitle, action: $0.action,
-                                       phases: Command.PhaseKeys(of: $0))
+                                       phases: Command.PhaseKeys(of: $0), localize: $0.localize, mirror: $0.mirror,
+                                       devices: $0.devices.isEmpty ? nil : $0.devices.map(\.text))
         }
         var timeout: Int?
         if let t = config?.table.sequenceTimeoutMilliseconds, t != CommandTable.defaultSequenceTimeoutMilliseconds { timeout = t }

@@ -19,7 +19,8 @@ struct CommandPropertiesTests {
         init(layout: String = "us", config: String) throws {
             let parsed = try ConfigLoader.parse(config, path: "props.toml")
             pipeline = try Pipeline(keymap: try Keymaps.make(layout), table: parsed.table,
-                                    options: Pipeline.Options(deviceFilter: parsed.devices, presenceDebounceMilliseconds: 0))
+                                    options: Pipeline.Options(deviceFilter: parsed.devices, presenceDebounceMilliseconds: 0,
+                                                              deviceKeymaps: parsed.deviceKeymaps))
             var pad = DeviceDescription.genericKeyboard(name: "Acme Macro Pad")
             pad.id = InputID(bustype: BusType.usb, vendor: 0x1234, product: 0x5678, version: 1)
             var board = DeviceDescription.genericKeyboard(name: "Logitech K120")
@@ -269,5 +270,88 @@ struct CommandPropertiesTests {
         } throws: { error in
             "\(error)".contains("c.toml:5: 'F2' (d) is already bound to command 'c' at c.toml:1 in scope 'global' for the keyboards \"1234:5678\"")
         }
+    }
+
+    // MARK: [device.keymap]
+
+    static let padKeymap = """
+        [[device]]
+        match = "1234:5678"
+        grab = true
+        [device.keymap]
+        layout = "de"
+
+        """ + command("pad-y", "Ctrl+Y", "devices = [\"1234:5678\"]") + command("pad-z", "Ctrl+Z", "devices = [\"1234:5678\"]")
+        + command("y", "Ctrl+Y") + command("z", "Ctrl+Z")
+
+    @Test func aPadWithItsOwnKeymapReadsWithItWhileTheOtherKeyboardKeepsTheServicesOne() throws {
+        // The key at the US 'z' types y on de.
+        let k = try TwoKeyboards(config: Self.padKeymap)
+        k.tap(["leftctrl", "z"], on: TwoKeyboards.pad)
+        k.tap(["leftctrl", "z"], on: TwoKeyboards.board)
+        #expect(k.fired() == ["pad-y Ctrl+Y", "z Ctrl+Z"])
+    }
+
+    @Test func aPadWithItsOwnKeymapDoesNotFollowTheDesktopsKeymap() throws {
+        let k = try TwoKeyboards(config: Self.padKeymap)
+        // The desktop's keymap (de for all, then us for seat0, then the service's own): the
+        // K120 follows it, the pad keeps its de.
+        try k.pipeline.setKeymap(try Keymaps.make("de"), layout: 0)
+        k.tap(["leftctrl", "z"], on: TwoKeyboards.board)
+        k.tap(["leftctrl", "z"], on: TwoKeyboards.pad)
+        try k.pipeline.setKeymap(try Keymaps.make("us"), layout: 0, seat: "seat0")
+        k.tap(["leftctrl", "z"], on: TwoKeyboards.board)
+        k.tap(["leftctrl", "z"], on: TwoKeyboards.pad)
+        try k.pipeline.setKeymap(nil, layout: nil)
+        k.tap(["leftctrl", "z"], on: TwoKeyboards.pad)
+        #expect(k.fired() == ["y Ctrl+Y", "pad-y Ctrl+Y", "z Ctrl+Z", "pad-y Ctrl+Y", "pad-y Ctrl+Y"])
+    }
+
+    @Test func deviceKeymapsCompileOncePerDescriptionWithTheServicesRulesAndModel() throws {
+        let base = KeymapNames(rules: "evdev", model: "pc104", layout: "us", variant: "", options: "ctrl:nocaps")
+        #expect(KeymapNames(layout: "de").forDevice(base: base)
+            == KeymapNames(rules: "evdev", model: "pc104", layout: "de", variant: "", options: "ctrl:nocaps"))
+        #expect(KeymapNames(options: "").forDevice(base: base)
+            == KeymapNames(rules: "evdev", model: "pc104", layout: "us", variant: "", options: ""))
+    }
+
+    @Test func deviceKeymapErrorsNameTheLineAndTheNearestName() throws {
+        let bad = """
+            [[device]]
+            match = "1234:5678"
+            [device.keymap]
+            layuot = "de"
+
+            [[device]]
+            match = "Acme*"
+            [device.keymap]
+            layout = "dee"
+
+            [[device]]
+            match = "Other*"
+            keymap = "de"
+            """
+        #expect {
+            try ConfigLoader.parse(bad, path: "bad.toml")
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("bad.toml:4: unknown key 'device.keymap.layuot' (did you mean 'layout'?); expected rules, model, layout, variant or options")
+                && text.contains("bad.toml:9: device.keymap.layout: unknown layout 'dee'")
+                && text.contains("'de' (German)")
+                && text.contains("bad.toml:13: device.keymap: expected a table ([device.keymap])")
+        }
+        let good = try ConfigLoader.parse(Self.padKeymap, path: "good.toml")
+        #expect(good.deviceKeymaps == [KeymapNames(layout: "de")])
+        #expect(good.devices.dedicated.first?.location == "good.toml:1")
+    }
+
+    @Test func dedicatedDevicesAndTheirKeymapsSurviveTheDropInMerge() throws {
+        // The service reads its config with a drop-in folder: [[device]] was lost in the merge.
+        let d = ConfigDropIns(prefix: "kbd-device-merge")
+        try d.write("config.toml", Self.padKeymap)
+        try d.write("config.d/10-more.toml", "[[device]]\nmatch = \"Other*\"\ngrab = true\n")
+        let config = try ConfigLoader.load(d.files)
+        #expect(config.devices.dedicated.map(\.location) == [d.directory + "/config.toml:1", d.directory + "/config.d/10-more.toml:1"])
+        #expect(config.deviceKeymaps == [KeymapNames(layout: "de"), nil])
     }
 }

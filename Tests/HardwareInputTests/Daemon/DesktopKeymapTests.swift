@@ -26,6 +26,29 @@ struct DesktopKeymapTests {
         h.type(kbd, [("leftctrl", 1), ("y", 1), ("y", 0), ("leftctrl", 0)])
     }
 
+    /// Issue 37: a `[[device]]` with its own `[device.keymap]` reads with it, whatever the
+    /// desktop's keymap; the other keyboards follow the desktop's. Also across a reload.
+    @Test func aKeyboardWithItsOwnKeymapDoesNotFollowTheDesktops() throws {
+        func own(_ layout: String) -> String { "[[device]]\nmatch = \"17ef:6047\"\n[device.keymap]\nlayout = \"\(layout)\"\n\n" + Self.config }
+        let h = try DaemonHarness(config: own("us"))
+        let lenovo = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
+        let k400 = h.source.plug("/dev/input/event2", try Descriptions.k400)
+        h.pump()
+        let agent = try SocketClient(path: h.socketPath)
+        #expect(exchange(h, agent, #"{"request":"set_keymap","layout":"de"}"#) == [#"{"reply":"set_keymap","ok":true,"group":0,"layout":"de"}"#])
+        ctrlY(h, k400)
+        ctrlY(h, lenovo)
+        #expect(h.commandIDs == ["undo", "redo"])
+        // The pad's keymap changes in the config: a reload reads it (the desktop's still holds for the K400).
+        try DaemonHarness.write(own("de"), to: h.configPath)
+        #expect(h.daemon.reloadOutcome() == .reloaded)
+        h.events.removeAll()
+        ctrlY(h, lenovo)
+        ctrlY(h, k400)
+        #expect(h.commandIDs == ["undo", "undo"])
+        withExtendedLifetime(agent) {}
+    }
+
     @Test func theDesktopsActiveLayoutMapsTheKeysUntilItsClientLeaves() throws {
         let h = try DaemonHarness(config: Self.config)
         let kbd = h.source.plug("/dev/input/event1", try Descriptions.lenovo)
