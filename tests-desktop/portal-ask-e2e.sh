@@ -13,7 +13,7 @@
 #       response lists Ctrl+Alt+M, the service lists it (`kbd-commandd commands --active`),
 #       and Ctrl+Alt+M held at 20 s (replayed) gives A one Activated and one Deactivated;
 #   (b) app B asks SHIFT+F9, a tap on Refuse: B's response binds nothing, the service and
-#       the approvals file have nothing of B;
+#       the approvals file have nothing of B, the agent's log says the dialog refused it;
 #   (c) A in a new session (the same executable) gets Ctrl+Alt+M without a dialog (the
 #       approval was kept);
 #   (d) app D asks CTRL+ALT+n, "Use another chord…", Ctrl+Shift+F8 typed, Allow: D is bound
@@ -111,6 +111,7 @@ case_refuse() {
     check "(b) the dialog is gone" wait_for 5 gone
     check "(b) the service has nothing of B" eval "! listed -E 'Shift\+F9|Record'"
     check "(b) the approvals file has nothing of B" eval "! grep -q 'Shift+F9' '$approvals'"
+    check "(b) the agent's log says the dialog refused it" grep -q "record-app: 0 shortcuts bound, 1 not (refused or unanswered in the consent dialog" "$log"
 }
 
 # (c) A again, in a new session: no question.

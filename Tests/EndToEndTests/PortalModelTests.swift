@@ -160,6 +160,15 @@ import Glibc
         #expect(!PortalBackend.isSessionPath("/org/freedesktop/portal/desktop/session/1_2/x/../y"))
         #expect(PortalBackend.isSessionPath(a))
     }
+
+    /// The log line of a BindShortcuts that bound less than asked: under "ask" the consent
+    /// dialog answered (it exists now), so the line does not say there is no dialog.
+    @Test func saysWhyShortcutsWereNotBound() {
+        let ask = PortalBackend.notBoundReason(.ask)
+        #expect(ask.contains("consent dialog") && !ask.contains("no dialog yet"))
+        #expect(PortalBackend.notBoundReason(.never) == "approve = \"never\"")
+        #expect(PortalBackend.notBoundReason(.always) == "taken or not a chord")
+    }
 }
 
 @Suite struct PortalWatchLineTests {

@@ -175,18 +175,25 @@ final class PortalBackend {
             bound.append((r, trigger))
             approvals.approve(.init(app: session.app, shortcutID: r.id, trigger: trigger, description: r.description))
         }
-        // "ask" has no dialog yet: nothing new is bound (said in the log).
         saveApprovals(approvals)
         sessions.bind(path: session.path, bound)
         let refused = requests.count - bound.count
-        let why = policy == .ask ? "approve = \"ask\" has no dialog yet: nothing new is bound; approve = \"always\" binds free chords"
-            : policy == .never ? "approve = \"never\"" : "taken or not a chord"
+        let why = Self.notBoundReason(policy)
         say(.report("note \(session.app): \(bound.count) shortcut\(bound.count == 1 ? "" : "s") bound\(refused > 0 ? ", \(refused) not (\(why))" : "")"))
         tellBindings()
         bus.reply(call.message, response: bound.isEmpty && !requests.isEmpty ? 2 : 0, shortcuts: sessions.session(session.path)?.bindings ?? [])
     }
 
     // MARK: - Helpers
+
+    /// Why shortcuts of a BindShortcuts were not bound, for the log line that counts them.
+    static func notBoundReason(_ policy: PortalApprovalPolicy) -> String {
+        switch policy {
+        case .ask: return "refused or unanswered in the consent dialog, or taken; no dialog without kbd-commandd-bar beside the agent"
+        case .never: return "approve = \"never\""
+        case .always: return "taken or not a chord"
+        }
+    }
 
     static func isSessionPath(_ path: String) -> Bool {
         path.hasPrefix("/org/freedesktop/portal/desktop/session/") && path.utf8.count <= 255
