@@ -10,10 +10,12 @@
 # inherits it and writes them to the agent's log), and a chord typed with wtype.
 #   (a) app A asks CTRL+ALT+m: the dialog appears (its first frame, and a grim screenshot
 #       shows it in the middle of the output), a tap on Allow answers; BindShortcuts'
-#       response lists Ctrl+Alt+M, the service lists it (`kbd-commandd commands --active`),
-#       and Ctrl+Alt+M held at 20 s (replayed) gives A one Activated and one Deactivated;
-#   (b) app B asks SHIFT+F9, a tap on Refuse: B's response binds nothing, the service and
-#       the approvals file have nothing of B, the agent's log says the dialog refused it;
+#       response lists Ctrl+Alt+M, the service lists it (`kbd-commandd commands --active`)
+#       and the approvals file keeps it;
+#   (b) app B asks SHIFT+F9 and its dialog stays open over Ctrl+Alt+M held at 12 s
+#       (replayed): A gets one Activated at the press and one Deactivated at the release,
+#       not when B's dialog is answered; then a tap on Refuse: B's response binds nothing,
+#       the service and the approvals file have nothing of B, the agent's log says why;
 #   (c) A in a new session (the same executable) gets Ctrl+Alt+M without a dialog (the
 #       approval was kept);
 #   (d) app D asks CTRL+ALT+n, "Use another chord…", Ctrl+Shift+F8 typed, Allow: D is bound
@@ -42,11 +44,11 @@ cc -O2 -I"$bin" -o "$bin/tap" "$here/tap.c" "$bin/wlr-virtual-pointer-unstable-v
     || die "cannot build tap.c"
 
 # The keyboard: portal-chords.evemu's device and its first Ctrl+Alt+M (held 0.6 s), moved
-# from 8 s to 20 s, when A's dialog is long answered.
+# from 8 s to 12 s: A's dialog is long answered and B's is open.
 fresh_work "$work"
 awk '!/^E:/ { print; next }
      $2 < 1473280903 { print; next }
-     $2 >= 1473280910 && $2 < 1473280912 { printf "E: %.6f %s %s %s\n", $2 + 12, $3, $4, $5 }' \
+     $2 >= 1473280910 && $2 < 1473280912 { printf "E: %.6f %s %s %s\n", $2 + 4, $3, $4, $5 }' \
     "$here/portal-chords.evemu" > "$work/keyboard.evemu"
 chmod 644 "$work/keyboard.evemu"
 
@@ -77,7 +79,7 @@ app() { local exe=$1 out=$2; shift 2; spawn_as_user "$work/$exe.err" "$bin/$exe"
 at() { local until=$(( service_t0 + $1 * 1000000 )); while [ "$(now_us)" -lt "$until" ]; do sleep 0.05; done; }
 gone() { [ "$(probe diff "$SESSION_DIR/empty.ppm" <(screenshot_ppm) "${region[@]}")" -lt 50 ]; }
 
-# (a) A asks, the dialog appears, Allow; the held chord reaches A.
+# (a) A asks, the dialog appears, Allow.
 case_allow() {
     mark
     app talk-app "$work/user/a.log" "talk=CTRL+ALT+m=Push to talk" --close-after-release --seconds 40
@@ -91,27 +93,31 @@ case_allow() {
     check "(a) the dialog is gone" wait_for 5 gone
     check "(a) the service lists A's binding" wait_for 5 listed -E "Ctrl\+Alt\+M.*Push to talk"
     check "(a) the approvals file keeps it" grep -q $'\ttalk\tCtrl+Alt+M\tPush to talk' "$approvals"
-    at 22
-    local on off
-    on=$(awk '$1 == "activated" {print $3}' "$work/user/a.log")
-    off=$(awk '$1 == "deactivated" {print $3}' "$work/user/a.log")
-    check "(a) Ctrl+Alt+M held gives A one Activated, then one Deactivated 0.4 to 1.5 s later" \
-        eval "[ \$(count '^activated talk' '$work/user/a.log') = 1 ] && [ \$(count '^deactivated talk' '$work/user/a.log') = 1 ] && [ -n '$on' ] && [ -n '$off' ] && [ $(( ${off:-0} - ${on:-0} )) -gt 400000 ] && [ $(( ${off:-0} - ${on:-0} )) -lt 1500000 ]"
-    check "(a) A closed its session; its binding left the service" \
-        eval "wait_for 5 grep -qx closed '$work/user/a.log' && wait_for 5 eval '! listed \"Push to talk\"'"
 }
 
-# (b) B asks, Refuse.
+# (b) B asks; A's chord is held while B's dialog is open; Refuse.
 case_refuse() {
     mark
     app record-app "$work/user/b.log" "record=SHIFT+F9=Record" --seconds 30
-    check "(b) B's BindShortcuts shows the dialog" wait_for 15 shown
+    check "(b) B's BindShortcuts shows the dialog (before the chord at 12 s)" \
+        eval "wait_for 8 eval 'since_mark | matches ^consent-frame' && [ \$(( \$(now_us) - service_t0 )) -lt 11500000 ]"
+    at 14
+    local on off press=$(( service_t0 + 12000000 ))
+    on=$(awk '$1 == "activated" {print $3}' "$work/user/a.log")
+    off=$(awk '$1 == "deactivated" {print $3}' "$work/user/a.log")
+    check "(b) B's dialog is still open at 14 s" eval "! grep -q '^bound' '$work/user/b.log'"
+    check "(b) meanwhile Ctrl+Alt+M held gives A one Activated at the press (less than 1 s after 12 s)" \
+        eval "[ \$(count '^activated talk' '$work/user/a.log') = 1 ] && [ -n '$on' ] && [ $(( ${on:-0} - press )) -lt 1000000 ]"
+    check "(b) … and one Deactivated at the release (0.4 to 1.5 s after it)" \
+        eval "[ \$(count '^deactivated talk' '$work/user/a.log') = 1 ] && [ -n '$off' ] && [ $(( ${off:-0} - ${on:-0} )) -gt 400000 ] && [ $(( ${off:-0} - ${on:-0} )) -lt 1500000 ]"
     tap_button 2
     check "(b) after a tap on Refuse, B's response binds nothing" wait_for 10 grep -qx "bound none" "$work/user/b.log"
     check "(b) the dialog is gone" wait_for 5 gone
     check "(b) the service has nothing of B" eval "! listed -E 'Shift\+F9|Record'"
     check "(b) the approvals file has nothing of B" eval "! grep -q 'Shift+F9' '$approvals'"
     check "(b) the agent's log says the dialog refused it" grep -q "record-app: 0 shortcuts bound, 1 not (refused or unanswered in the consent dialog" "$log"
+    check "(b) A closed its session after the release; its binding left the service" \
+        eval "wait_for 5 grep -qx closed '$work/user/a.log' && wait_for 5 eval '! listed \"Push to talk\"'"
 }
 
 # (c) A again, in a new session: no question.
