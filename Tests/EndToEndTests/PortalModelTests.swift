@@ -160,6 +160,15 @@ import Glibc
         #expect(!PortalBackend.isSessionPath("/org/freedesktop/portal/desktop/session/1_2/x/../y"))
         #expect(PortalBackend.isSessionPath(a))
     }
+
+    /// The log line of a BindShortcuts that bound less than asked: under "ask" the consent
+    /// dialog answered (it exists now), so the line does not say there is no dialog.
+    @Test func saysWhyShortcutsWereNotBound() {
+        let ask = PortalBackend.notBoundReason(.ask)
+        #expect(ask.contains("consent dialog") && !ask.contains("no dialog yet"))
+        #expect(PortalBackend.notBoundReason(.never) == "approve = \"never\"")
+        #expect(PortalBackend.notBoundReason(.always) == "taken or not a chord")
+    }
 }
 
 @Suite struct PortalWatchLineTests {
@@ -261,7 +270,7 @@ import Glibc
     /// Removes the stand-ins and their argv files.
     static func clean() {
         let dir = "/tmp/kbd-consent-\(getpid())"
-        for name in ["accepts", "refuses", "no-display", "hangs"] { unlink(dir + "/" + name); unlink(dir + "/" + name + ".argv") }
+        for name in ["accepts", "refuses", "no-display", "hangs", "slow"] { unlink(dir + "/" + name); unlink(dir + "/" + name + ".argv") }
         rmdir(dir)
     }
 
@@ -295,6 +304,39 @@ import Glibc
         #expect(notes.lines == ["consent dialog: the dialog could not be shown (no display)"])
         #expect(PortalConsentDialog.bar(path: "/nonexistent/kbd-commandd-bar", note: { notes.lines.append($0) })(proposal) == nil)
         #expect(notes.lines.count == 2)
+    }
+
+    /// While the dialog is open (0.8 s here) the agent's lines are still read: a push-to-talk
+    /// pressed meanwhile reaches its app at the press, not when the dialog is answered.
+    @Test func theAgentsLinesAreReadWhileTheDialogIsOpen() throws {
+        defer { Self.clean() }
+        let dir = "/tmp/kbd-consent-\(getpid())"
+        mkdir(dir, 0o700)
+        let path = dir + "/slow"
+        let script = "#!/bin/sh\nsleep 0.8\nprintf 'accept Ctrl+Alt+m\\n'\n"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o700)
+        try #require(fd >= 0)
+        _ = script.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let meanwhile = PortalConsentMeanwhile()
+        let lines = LineBuffer(maxLineBytes: 64)
+        var heard: [(String, Int64)] = []
+        meanwhile.fd = ends[0]
+        meanwhile.readable = {
+            _ = lines.read(from: ends[0], budget: 4096)
+            while case .line(let bytes) = lines.nextLine() { heard.append((String(decoding: bytes, as: UTF8.self), monotonicNow().microseconds)) }
+            return true
+        }
+        _ = "press portal:1\n".utf8CString.withUnsafeBufferPointer { write(ends[1], $0.baseAddress, $0.count - 1) }
+        let consent = PortalConsentDialog.bar(path: path, meanwhile: meanwhile, note: { _ in })
+        let proposal = PortalConsentProposal(app: "a", description: "d", chord: PortalTrigger(parsing: "CTRL+ALT+m"), conflict: nil)
+        #expect(consent(proposal)?.keys == "Ctrl+Alt+M")
+        let answered = monotonicNow().microseconds
+        #expect(heard.map(\.0) == ["press portal:1"])
+        #expect(heard.allSatisfy { answered - $0.1 > 400_000 })
     }
 
     @Test func aChildThatOutlivesItsTimeoutIsKilledAndCountsAsNoAnswer() throws {

@@ -22,17 +22,23 @@ final class PortalBackend {
     private var taken: [String: String] = [:]
     private let approvalsPath: String?
     private var frontend: String?
-    /// How approve = "ask" asks (PortalConsent): no dialog yet, so nothing new is bound.
+    /// How approve = "ask" asks (PortalConsent): the bar's dialog, or none (nothing new is bound).
     private let consent: PortalConsent
+    /// The agent's lines, read in `run` and, while a dialog is open, by `meanwhile`.
+    private let lines = LineBuffer(maxLineBytes: 4096)
+    private var agentGone = false
 
+    /// `meanwhile`, when given, is set to read the agent's lines while a consent dialog is open.
     init(bus: PortalBus, output: Int32, input: Int32, policy: PortalApprovalPolicy, approvalsPath: String?,
-         consent: @escaping PortalConsent = PortalConsentDialog.none) {
+         consent: @escaping PortalConsent = PortalConsentDialog.none, meanwhile: PortalConsentMeanwhile? = nil) {
         self.consent = consent
         self.bus = bus
         self.output = output
         self.input = input
         self.policy = policy
         self.approvalsPath = approvalsPath
+        meanwhile?.fd = input
+        meanwhile?.readable = { [unowned self] in self.readAgent() }
     }
 
     private func say(_ line: ChildLine) { line.write(to: output) }
@@ -40,23 +46,32 @@ final class PortalBackend {
     /// Serves until the agent or the bus is gone.
     func run() {
         say(.source("the desktop portal's GlobalShortcuts as \(PortalBus.name)"))
-        let lines = LineBuffer(maxLineBytes: 4096)
         do throws(PortalBus.Failure) {
             while true {
                 while let call = try bus.next() {
                     handle(call)
                     bus.done(call)
                 }
+                // The agent went away while a dialog was open.
+                if agentGone { return }
                 guard try bus.wait(orReadable: input) else { continue }
-                switch lines.read(from: input, budget: 65536) {
-                case .eof, .error: return
-                case .bytes, .again: break
-                }
-                while case .line(let bytes) = lines.nextLine() { agentSaid(String(decoding: bytes, as: UTF8.self)) }
+                guard readAgent() else { return }
             }
         } catch {
             say(.error(error.message))
         }
+    }
+
+    /// Reads and handles the agent's lines; false when the agent is gone.
+    private func readAgent() -> Bool {
+        switch lines.read(from: input, budget: 65536) {
+        case .eof, .error:
+            agentGone = true
+            return false
+        case .bytes, .again: break
+        }
+        while case .line(let bytes) = lines.nextLine() { agentSaid(String(decoding: bytes, as: UTF8.self)) }
+        return true
     }
 
     // MARK: - The agent's lines
@@ -164,7 +179,9 @@ final class PortalBackend {
         let decisions: [PortalSessions.Decision]
         do throws(PortalSessions.Refusal) {
             let decided = try sessions.decide(requests, path: session.path, policy: policy, approvals: approvals, taken: taken)
-            decisions = sessions.answer(decided, for: requests, path: session.path, taken: taken, consent: consent)
+            // A copy: the agent's lines, read while a dialog is open, may change the sessions.
+            let current = sessions
+            decisions = current.answer(decided, for: requests, path: session.path, taken: taken, consent: consent)
         } catch {
             say(.warning("portal: \(session.app): \(error)"))
             return bus.reply(call.message, response: 2)
@@ -175,18 +192,25 @@ final class PortalBackend {
             bound.append((r, trigger))
             approvals.approve(.init(app: session.app, shortcutID: r.id, trigger: trigger, description: r.description))
         }
-        // "ask" has no dialog yet: nothing new is bound (said in the log).
         saveApprovals(approvals)
         sessions.bind(path: session.path, bound)
         let refused = requests.count - bound.count
-        let why = policy == .ask ? "approve = \"ask\" has no dialog yet: nothing new is bound; approve = \"always\" binds free chords"
-            : policy == .never ? "approve = \"never\"" : "taken or not a chord"
+        let why = Self.notBoundReason(policy)
         say(.report("note \(session.app): \(bound.count) shortcut\(bound.count == 1 ? "" : "s") bound\(refused > 0 ? ", \(refused) not (\(why))" : "")"))
         tellBindings()
         bus.reply(call.message, response: bound.isEmpty && !requests.isEmpty ? 2 : 0, shortcuts: sessions.session(session.path)?.bindings ?? [])
     }
 
     // MARK: - Helpers
+
+    /// Why shortcuts of a BindShortcuts were not bound, for the log line that counts them.
+    static func notBoundReason(_ policy: PortalApprovalPolicy) -> String {
+        switch policy {
+        case .ask: return "refused or unanswered in the consent dialog, or taken; no dialog without kbd-commandd-bar beside the agent"
+        case .never: return "approve = \"never\""
+        case .always: return "taken or not a chord"
+        }
+    }
 
     static func isSessionPath(_ path: String) -> Bool {
         path.hasPrefix("/org/freedesktop/portal/desktop/session/") && path.utf8.count <= 255

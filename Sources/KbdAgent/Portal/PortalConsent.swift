@@ -28,6 +28,17 @@ public struct PortalConsentProposal: Sendable, Equatable {
 /// Asks about one proposal; the chord accepted, or nil (refused, closed, no dialog).
 public typealias PortalConsent = @Sendable (PortalConsentProposal) -> PortalTrigger?
 
+/// What the portal's child keeps doing while a dialog waits for its answer: `readable` runs
+/// each time `fd` (the agent's lines) can be read, so presses and releases still reach apps
+/// (a push-to-talk held while another app's dialog is open). The backend sets both; the
+/// child has one thread, hence unchecked.
+public final class PortalConsentMeanwhile: @unchecked Sendable {
+    public var fd: Int32 = -1
+    /// Reads and handles what `fd` has; false when it reached its end (watch no more).
+    public var readable: () -> Bool = { false }
+    public init() {}
+}
+
 /// The consent seam's answers: none (no dialog) and the bar's dialog.
 public enum PortalConsentDialog {
     /// No dialog: every question is answered "refuse" (approve = "ask" binds nothing new).
@@ -39,14 +50,17 @@ public enum PortalConsentDialog {
 
     /// The bar's consent dialog at `path` (`kbd-commandd-bar --consent`), run in the portal's
     /// child until it answers (its own timeout, 60 s, and a hard stop 5 s later). A failure
-    /// (no display, the binary missing) is a refusal, said on `note`.
-    public static func bar(path: String, note: @escaping @Sendable (String) -> Void) -> PortalConsent {
+    /// (no display, the binary missing) is a refusal, said on `note`. Meanwhile `meanwhile`
+    /// reads the agent's lines.
+    public static func bar(path: String, meanwhile: PortalConsentMeanwhile = PortalConsentMeanwhile(),
+                           note: @escaping @Sendable (String) -> Void) -> PortalConsent {
         return { proposal in
             let argv = ConsentDialog.arguments(binary: path, app: proposal.app, description: proposal.description,
                                                chord: proposal.chord?.keys, conflict: proposal.conflict)
             let ran: (output: String, status: Int32?)
             do throws(SystemError) {
-                ran = try ChildProgram.output(path, arguments: argv, timeoutMilliseconds: Int32(ConsentDialog.defaultTimeout + 5) * 1000)
+                ran = try ChildProgram.output(path, arguments: argv, timeoutMilliseconds: Int32(ConsentDialog.defaultTimeout + 5) * 1000,
+                                              watching: meanwhile.fd, whenReadable: meanwhile.readable)
             } catch {
                 note("consent dialog: cannot start \(path): \(error)")
                 return nil

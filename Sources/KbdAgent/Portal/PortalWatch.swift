@@ -42,9 +42,10 @@ final class PortalWatch {
                 ChildLine.error(error.message).write(to: output)
                 return
             }
-            let consent = consentDialog.map { PortalConsentDialog.bar(path: $0, note: { ChildLine.warning($0).write(to: output) }) }
+            let meanwhile = PortalConsentMeanwhile()
+            let consent = consentDialog.map { PortalConsentDialog.bar(path: $0, meanwhile: meanwhile, note: { ChildLine.warning($0).write(to: output) }) }
             PortalBackend(bus: bus, output: output, input: 0, policy: initial, approvalsPath: approvalsPath,
-                          consent: consent ?? PortalConsentDialog.none).run()
+                          consent: consent ?? PortalConsentDialog.none, meanwhile: meanwhile).run()
         }
     }
 
