@@ -139,6 +139,22 @@ check "B: Caps Lock held gives one Activated and one Deactivated after it (0.3 t
 check "B got LOGO as Super (a modifier alone)" grep -qx "bound menu Super" "$work/user/b.log"
 check "B: Super tapped alone gives one Activated then one Deactivated" \
     eval "[ \"\$(awk '\$2 == \"menu\" && \$1 ~ /activated/ {print \$1}' '$work/user/b.log' | tr '\n' ' ')\" = 'activated deactivated ' ]"
+# The bar's tap on B's Record (run_command of the binding, as the bar sends it): one more
+# Activated then Deactivated at once.
+record_id=$(as_user "$bin/kbd-commandd" commands --active --format json --socket "$work/socket" 2>/dev/null |
+    "$PYTHON" -c '
+import json, sys
+def find(o):
+    if isinstance(o, dict):
+        if o.get("title") == "Record" and "id" in o: return o["id"]
+        o = list(o.values())
+    for v in o if isinstance(o, list) else []:
+        if (f := find(v)): return f
+print(find(json.load(sys.stdin)) or "")' 2>/dev/null)
+as_user "$bin/kbd-commandd" watch --socket "$work/socket" --request "{\"request\":\"run_command\",\"id\":\"$record_id\",\"table\":\"user\"}" >"$work/run-command.out" 2>&1
+check "a bar tap on B's binding (run_command $record_id) is accepted" grep -q '"ok":true' "$work/run-command.out"
+check "… and gives B one more Activated then Deactivated" wait_for 3 eval \
+    "[ \"\$(awk '\$2 == \"record\" {print \$1}' '$work/user/b.log' | tr '\n' ' ')\" = 'activated deactivated activated deactivated ' ]"
 check "the approvals file keeps A's and B's bindings" \
     eval "grep -q \$'\\ttalk\\tCtrl+Alt+M\\tPush to talk' '$approvals' && grep -q \$'\\trecord\\tShift+F9\\tRecord' '$approvals'"
 
