@@ -174,6 +174,25 @@ struct CommandPropertiesTests {
         #expect(k.fired() == ["forward Ctrl+bracketright", "word-left Alt+Left"])
     }
 
+    /// What the docs say of Arabic alone: ara types '[' with Shift at the US 'f' (and ']'
+    /// with Shift at the US 'd'), so `Ctrl+bracketleft` is typeable and not localized: it fires
+    /// from Ctrl+Shift and that key; with `mirror = true` it swaps with ']' (ara is right to left).
+    @Test func onArabicAloneCtrlBracketleftIsTypedWithShiftNotLocalizedAndMirrored() throws {
+        let literal = try TwoKeyboards(layout: "ara", config: Self.command("back", "Ctrl+bracketleft"))
+        #expect(literal.pipeline.mapper.localization(of: ChordKey(modifiers: .ctrl, keysym: Keysym(0x5B))) == nil)
+        literal.tap(["leftctrl", "leftbrace"], on: TwoKeyboards.board)
+        literal.tap(["leftctrl", "leftshift", "f"], on: TwoKeyboards.board)
+        #expect(literal.fired() == ["back Ctrl+bracketleft"])
+        #expect(Self.shown(literal.pipeline.hudView(pending: nil)) == ["back Ctrl+bracketleft"])
+        let mirrored = try TwoKeyboards(layout: "ara", config: Self.command("back", "Ctrl+bracketleft", "mirror = true"))
+        mirrored.tap(["leftctrl", "leftshift", "f"], on: TwoKeyboards.board)
+        mirrored.tap(["leftctrl", "leftshift", "d"], on: TwoKeyboards.board)
+        #expect(mirrored.fired() == ["back Ctrl+bracketleft"])
+        #expect(Self.shown(mirrored.pipeline.hudView(pending: nil)) == ["back Ctrl+bracketright"])
+        let notes = ConfigLoader.localizationNotes(mirrored.pipeline.table, keymap: try Keymaps.make("ara")).map(\.message)
+        #expect(notes.count == 1 && notes.allSatisfy { $0.contains("mirrored: while Arabic (right to left) is active") }, "\(notes)")
+    }
+
     @Test func rightToLeftLayoutsAreTheArabicHebrewPersianAndUrduOnes() throws {
         for (layout, rtl) in [("ara", true), ("il", true), ("ir", true), ("pk", true), ("us", false), ("ru", false), ("de", false), ("gr", false)] {
             #expect(try Keymaps.make(layout).rightToLeftLayouts == [rtl], "\(layout)")
