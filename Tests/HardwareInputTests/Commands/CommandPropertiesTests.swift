@@ -191,6 +191,14 @@ struct CommandPropertiesTests {
         #expect(Self.shown(mirrored.pipeline.hudView(pending: nil)) == ["back Ctrl+bracketright"])
         let notes = ConfigLoader.localizationNotes(mirrored.pipeline.table, keymap: try Keymaps.make("ara")).map(\.message)
         #expect(notes.count == 1 && notes.allSatisfy { $0.contains("mirrored: while Arabic (right to left) is active") }, "\(notes)")
+        // The same on a pad whose own keymap is Arabic alone, beside a us keyboard.
+        let pad = try TwoKeyboards(layout: "us", config: "[[device]]\nmatch = \"1234:5678\"\n[device.keymap]\nlayout = \"ara\"\n\n"
+            + Self.command("pad-back", "Ctrl+bracketleft", "devices = [\"1234:5678\"]\nmirror = true") + Self.command("back", "Ctrl+bracketleft"))
+        pad.tap(["leftctrl", "leftshift", "f"], on: TwoKeyboards.pad)
+        pad.tap(["leftctrl", "leftshift", "d"], on: TwoKeyboards.pad)
+        pad.tap(["leftctrl", "leftbrace"], on: TwoKeyboards.board)
+        #expect(pad.fired() == ["pad-back Ctrl+bracketleft", "back Ctrl+bracketleft"])
+        #expect(Self.shown(pad.pipeline.hudView(pending: nil)) == ["pad-back Ctrl+bracketright", "back Ctrl+bracketleft"])
     }
 
     @Test func rightToLeftLayoutsAreTheArabicHebrewPersianAndUrduOnes() throws {
