@@ -11,12 +11,16 @@ public struct CommandListing {
         /// The chord as the keycaps show it (`Ctrl+Ü` for `Ctrl+bracketleft` on `de`), when
         /// `localize` or `mirror` changes it on the keymap listed for.
         public var keycaps: String?
+        /// Whether `keycaps` are those of the keyboard's own `[device.keymap]` the command is
+        /// limited to (a pad's), not the keymap listed for.
+        public var onOwnKeymap = false
     }
 
     public let groups: [(scope: String, entries: [Entry])]
 
-    /// `keycaps`: the keymap's, so localized and mirrored chords show as the keys that fire them.
-    public init(table: CommandTable, activeScopes: [String]?, keycaps: ChordKeycaps = .none) {
+    /// `keycaps`: the keymap's, so localized and mirrored chords show as the keys that fire them;
+    /// `pads`: a pad's commands show on the pad's own keymap instead (`PadKeycaps`).
+    public init(table: CommandTable, activeScopes: [String]?, keycaps: ChordKeycaps = .none, pads: PadKeycaps = .none) {
         var order: [String]
         if let active = activeScopes {
             order = active.filter { $0 != CommandTable.globalScope }
@@ -37,7 +41,9 @@ public struct CommandListing {
             var entries: [Entry] = []
             for c in commands {
                 let shadow = activeScopes == nil ? nil : claimed[c.keys]
-                entries.append(Entry(command: c, shadowedBy: shadow, keycaps: keycaps.shown(c.keys, localize: c.localize, mirror: c.mirror)))
+                let own = pads.own(for: c)
+                entries.append(Entry(command: c, shadowedBy: shadow, keycaps: (own ?? keycaps).shown(c.keys, localize: c.localize, mirror: c.mirror),
+                                     onOwnKeymap: own != nil))
             }
             for c in commands where claimed[c.keys] == nil { claimed[c.keys] = scope }
             groups.append((scope, entries))
@@ -66,7 +72,9 @@ public struct CommandListing {
             for (e, entry) in entries.enumerated() {
                 let title = titles[g][e]
                 out += "  " + title + String(repeating: " ", count: max(2, width + 2 - title.count)) + entry.command.chordText.escapingControlCharacters
-                if let caps = entry.keycaps { out += "  (on this keymap: \(caps.escapingControlCharacters))" }
+                if let caps = entry.keycaps {
+                    out += "  (on \(entry.onOwnKeymap ? "its keyboard's own keymap" : "this keymap"): \(caps.escapingControlCharacters))"
+                }
                 if entry.command.repeat { out += "  (repeats)" }
                 out += Self.discoverability(entry.command.group, entry.command.discoverabilityTitle, entry.command.action)
                 if let s = entry.shadowedBy { out += "  (shadowed by \(s.escapingControlCharacters))" }

@@ -12,9 +12,13 @@ public enum Discoverability {
         public var textInput: Bool
         /// How chords show on the user's keycaps (`localize`, `mirror`) at the active layout.
         public var keycaps: ChordKeycaps
-        public init(table: CommandTable, owner: Int? = nil, scopes: [String], textInput: Bool, keycaps: ChordKeycaps = .none) {
+        /// A pad's commands show on the pad's own keymap instead (`PadKeycaps`).
+        public var pads: PadKeycaps
+        public init(table: CommandTable, owner: Int? = nil, scopes: [String], textInput: Bool, keycaps: ChordKeycaps = .none,
+                    pads: PadKeycaps = .none) {
             self.table = table
             self.keycaps = keycaps
+            self.pads = pads
             self.owner = owner
             self.scopes = scopes
             self.textInput = textInput
@@ -147,8 +151,8 @@ extension Discoverability {
 }
 
 extension Discoverability.Source {
-    /// A command's keys as the keycaps show them.
+    /// A command's keys as the keycaps show them (a pad's command: the pad's own).
     func shown(_ c: Command) -> String {
-        keycaps.shown(c.keys, localize: c.localize, mirror: c.mirror) ?? c.chordText
+        pads.shown(c, active: keycaps) ?? c.chordText
     }
 }

@@ -50,12 +50,14 @@ extension ControlSession {
     func commandSources(for peer: Peer, pipeline: Pipeline) -> [Discoverability.Source] {
         let seat = seat(of: peer)
         let routing = pipeline.systemRouting(seat: seat)
-        // Chords as that seat's keycaps show them (localize, mirror).
-        let keycaps = pipeline.keycaps(seat: seat)
-        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput, keycaps: keycaps)]
+        // Chords as that seat's keycaps show them (localize, mirror); a pad's commands as the pad's own.
+        let keycaps = pipeline.keycaps(seat: seat), pads = pipeline.padKeycaps
+        var sources = [Discoverability.Source(table: pipeline.table, scopes: routing.scopes, textInput: routing.textInput, keycaps: keycaps,
+                                              pads: pads)]
         for owner in tableOwners(uid: peer.uid) {
             guard let table = pipeline.userTables.first(where: { $0.owner == owner })?.table, let state = pipeline.userState(owner: owner) else { continue }
-            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput, keycaps: keycaps))
+            sources.append(Discoverability.Source(table: table, owner: owner, scopes: state.scopes, textInput: state.textInput, keycaps: keycaps,
+                                                  pads: pads))
         }
         return sources
     }

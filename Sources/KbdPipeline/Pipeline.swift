@@ -73,6 +73,8 @@ public final class Pipeline {
     /// The compiled `Options.deviceKeymaps`, by index of `deviceFilter.dedicated` (one keymap
     /// per distinct description).
     private let dedicatedKeymaps: [Int: XkbKeymap]
+    /// How the commands of pads with their own keymap show (the HUD, the bar), made once here.
+    public let padKeycaps: PadKeycaps
     /// The system table's router of the seat whose keyboard typed last (the default seat's
     /// until another seat's keyboard types); the other seats' wait in `parkedRouters`, each
     /// with its own scopes, text input and pending sequence.
@@ -111,6 +113,7 @@ public final class Pipeline {
         self.geometry = geometry.map { KeyboardGeometry($0) }
         self.baseKeymap = keymap
         self.dedicatedKeymaps = try Self.compile(options.deviceKeymaps, base: keymap)
+        self.padKeycaps = PadKeycaps(dedicated: options.deviceFilter.dedicated, keymaps: dedicatedKeymaps)
         self.mapper = try KeyMapper(keymap: keymap, options: KeyMapper.Options(wantsText: options.emitKeys, compose: options.compose,
                                                                                  stickyKeys: options.stickyKeys))
         self.router = ChordRouter(table: table, scopes: scopes, textInputActive: textInputActive)
@@ -436,7 +439,8 @@ public final class Pipeline {
     /// The HUD's view for the system table (the daemon completes it for each reader).
     public func hudView(pending: HudState.Pending?) -> Discoverability.View {
         Discoverability.View(pending: pending, sources: [Discoverability.Source(table: router.table, scopes: router.activeScopes,
-                                                                                textInput: router.textInputActive, keycaps: mapper.keycaps())])
+                                                                                textInput: router.textInputActive, keycaps: mapper.keycaps(),
+                                                                                pads: padKeycaps)])
     }
 
     /// The seat whose keyboard last drove the HUD: only the user active there (and

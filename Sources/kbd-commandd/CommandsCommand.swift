@@ -4,6 +4,7 @@ import KbdService
 import KbdControl
 import KbdConfig
 import KbdSystem
+import KbdCore
 import KbdCommands
 import KbdKeymap
 #if canImport(Glibc)
@@ -63,10 +64,12 @@ struct CommandsCommand: ParsableCommand {
         try withErrorReporting {
             let config = try ConfigLoader.load(ConfigOption.files(config))
             let stdout = FileOutput.standardOutput()
-            // Chords as the keymap's keycaps show them (localize, mirror), at its first layout.
+            // Chords as the keymap's keycaps show them (localize, mirror), at its first layout; a
+            // pad's commands as its own [device.keymap]'s.
             let keymap = try keymapOptions.keymapWithSource(config: config, environment: ProcessEnvironment.current()).keymap
             let keycaps = try KeyMapper(keymap: keymap).keycaps()
-            let listing = CommandListing(table: config.table, activeScopes: scope.map { splitList($0) }, keycaps: keycaps)
+            let pads = PadKeycaps(dedicated: config.devices.dedicated, names: config.deviceKeymaps, base: keymap)
+            let listing = CommandListing(table: config.table, activeScopes: scope.map { splitList($0) }, keycaps: keycaps, pads: pads)
             stdout.write(format == .json ? listing.json() : listing.text())
             try stdout.flush()
         }

@@ -187,4 +187,36 @@ import Testing
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("\(bad):2: [[device]] match = \"1234:5678\": [device.keymap] does not compile"), "\(refused.stderr)")
     }
+
+    /// `commands` shows a pad's commands on the pad's own keycaps (`[device.keymap]`), the
+    /// others on the keymap listed for.
+    @Test func commandsShowsAPadsCommandsOnItsOwnKeycaps() throws {
+        let dir = EndToEndDirectory()
+        let pad = { (layout: String) in dir.write("pad-\(layout).toml", """
+            [[device]]
+            match = "1234:5678"
+            grab = true
+            [device.keymap]
+            layout = "\(layout)"
+
+            [[command]]
+            id = "pad-back"
+            keys = "Ctrl+bracketleft"
+            devices = ["1234:5678"]
+
+            [[command]]
+            id = "back"
+            keys = "Ctrl+bracketleft"
+            """) }
+        let onUs = runTool(["commands", "--config", pad("de"), "--layout", "us"])
+        #expect(onUs.status == 0, "\(onUs.stderr)")
+        #expect(onUs.lines.contains("  pad-back  Ctrl+bracketleft  (on its keyboard's own keymap: Ctrl+Ü)"), "\(onUs.stdout)")
+        #expect(onUs.lines.contains("  back      Ctrl+bracketleft"), "\(onUs.stdout)")
+        let json = runTool(["commands", "--config", pad("de"), "--layout", "us", "--format", "json"])
+        #expect(json.lines.first?.contains(#""keycaps":"Ctrl+Ü""#) == true, "\(json.stdout)")
+        // The pad on us, listed for de: the pad's command as written, the other as Ctrl+Ü.
+        let onDe = runTool(["commands", "--config", pad("us"), "--layout", "de"])
+        #expect(onDe.lines.contains("  pad-back  Ctrl+bracketleft"), "\(onDe.stdout)")
+        #expect(onDe.lines.contains("  back      Ctrl+bracketleft  (on this keymap: Ctrl+Ü)"), "\(onDe.stdout)")
+    }
 }

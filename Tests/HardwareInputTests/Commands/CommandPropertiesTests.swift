@@ -4,6 +4,7 @@ import KbdKeymap
 import KbdCommands
 import KbdPipeline
 import KbdConfig
+import KbdControl
 import Testing
 
 /// The key command's own properties (issue 37): `localize`, `mirror`, `devices` and
@@ -171,6 +172,33 @@ struct CommandPropertiesTests {
         k.tap(["leftctrl", "rightbrace"], on: TwoKeyboards.board)
         k.tap(["leftalt", "left"], on: TwoKeyboards.board)
         #expect(k.fired() == ["forward Ctrl+bracketright", "word-left Alt+Left"])
+    }
+
+    /// What the docs say of Arabic alone: ara types '[' with Shift at the US 'f' (and ']'
+    /// with Shift at the US 'd'), so `Ctrl+bracketleft` is typeable and not localized: it fires
+    /// from Ctrl+Shift and that key; with `mirror = true` it swaps with ']' (ara is right to left).
+    @Test func onArabicAloneCtrlBracketleftIsTypedWithShiftNotLocalizedAndMirrored() throws {
+        let literal = try TwoKeyboards(layout: "ara", config: Self.command("back", "Ctrl+bracketleft"))
+        #expect(literal.pipeline.mapper.localization(of: ChordKey(modifiers: .ctrl, keysym: Keysym(0x5B))) == nil)
+        literal.tap(["leftctrl", "leftbrace"], on: TwoKeyboards.board)
+        literal.tap(["leftctrl", "leftshift", "f"], on: TwoKeyboards.board)
+        #expect(literal.fired() == ["back Ctrl+bracketleft"])
+        #expect(Self.shown(literal.pipeline.hudView(pending: nil)) == ["back Ctrl+bracketleft"])
+        let mirrored = try TwoKeyboards(layout: "ara", config: Self.command("back", "Ctrl+bracketleft", "mirror = true"))
+        mirrored.tap(["leftctrl", "leftshift", "f"], on: TwoKeyboards.board)
+        mirrored.tap(["leftctrl", "leftshift", "d"], on: TwoKeyboards.board)
+        #expect(mirrored.fired() == ["back Ctrl+bracketleft"])
+        #expect(Self.shown(mirrored.pipeline.hudView(pending: nil)) == ["back Ctrl+bracketright"])
+        let notes = ConfigLoader.localizationNotes(mirrored.pipeline.table, keymap: try Keymaps.make("ara")).map(\.message)
+        #expect(notes.count == 1 && notes.allSatisfy { $0.contains("mirrored: while Arabic (right to left) is active") }, "\(notes)")
+        // The same on a pad whose own keymap is Arabic alone, beside a us keyboard.
+        let pad = try TwoKeyboards(layout: "us", config: "[[device]]\nmatch = \"1234:5678\"\n[device.keymap]\nlayout = \"ara\"\n\n"
+            + Self.command("pad-back", "Ctrl+bracketleft", "devices = [\"1234:5678\"]\nmirror = true") + Self.command("back", "Ctrl+bracketleft"))
+        pad.tap(["leftctrl", "leftshift", "f"], on: TwoKeyboards.pad)
+        pad.tap(["leftctrl", "leftshift", "d"], on: TwoKeyboards.pad)
+        pad.tap(["leftctrl", "leftbrace"], on: TwoKeyboards.board)
+        #expect(pad.fired() == ["pad-back Ctrl+bracketleft", "back Ctrl+bracketleft"])
+        #expect(Self.shown(pad.pipeline.hudView(pending: nil)) == ["pad-back Ctrl+bracketright", "back Ctrl+bracketleft"])
     }
 
     @Test func rightToLeftLayoutsAreTheArabicHebrewPersianAndUrduOnes() throws {
@@ -353,5 +381,101 @@ struct CommandPropertiesTests {
         let config = try ConfigLoader.load(d.files)
         #expect(config.devices.dedicated.map(\.location) == [d.directory + "/config.toml:1", d.directory + "/config.d/10-more.toml:1"])
         #expect(config.deviceKeymaps == [KeymapNames(layout: "de"), nil])
+    }
+
+    // MARK: a pad's commands on its own keycaps
+
+    /// The pad reads with `layout` (`[device.keymap]`), every other keyboard with the service's
+    /// keymap: the same chord bound to the pad and to every keyboard.
+    static func padBack(_ layout: String) -> String { """
+        [[device]]
+        match = "1234:5678"
+        grab = true
+        [device.keymap]
+        layout = "\(layout)"
+
+        """ + command("pad-back", "Ctrl+bracketleft", "devices = [\"1234:5678\"]") + command("back", "Ctrl+bracketleft")
+    }
+
+    /// `id chord` of each command a HUD view shows.
+    static func shown(_ view: Discoverability.View) -> [String] {
+        view.groups.flatMap(\.entries).map { "\($0.command.id) \($0.chord)" }
+    }
+
+    @Test func aPadsCommandsShowOnThePadsOwnKeycapsInTheHudAndInCommands() throws {
+        let k = try TwoKeyboards(layout: "us", config: Self.padBack("de"))
+        // The pad's '[' is AltGr+8 on de: its command shows as the key that fires it there.
+        #expect(Self.shown(k.pipeline.hudView(pending: nil)) == ["pad-back Ctrl+Ü", "back Ctrl+bracketleft"])
+        let listing = CommandListing(table: k.pipeline.table, activeScopes: nil, keycaps: k.pipeline.mapper.keycaps(), pads: k.pipeline.padKeycaps)
+        #expect(listing.groups.flatMap(\.entries).map(\.keycaps) == ["Ctrl+Ü", nil])
+        #expect(listing.text().contains("pad-back  Ctrl+bracketleft  (on its keyboard's own keymap: Ctrl+Ü)\n"), "\(listing.text())")
+        #expect(listing.text().contains("back      Ctrl+bracketleft\n"), "\(listing.text())")
+        // And it fires from that key on the pad (what the keycaps promise).
+        k.tap(["leftctrl", "leftbrace"], on: TwoKeyboards.pad)
+        #expect(k.fired() == ["pad-back Ctrl+bracketleft"])
+    }
+
+    @Test func aPadsKeycapsDoNotFollowTheDesktopsKeymap() throws {
+        // The pad on us, the desktop on de: the pad's command as written, the others' as Ctrl+Ü.
+        let k = try TwoKeyboards(layout: "us", config: Self.padBack("us"))
+        try k.pipeline.setKeymap(try Keymaps.make("de"), layout: 0, seat: ActiveSessions.defaultSeat)
+        let session = ControlSession()
+        _ = session.sessionsChanged(ActiveSessions(available: true, activeUID: [ActiveSessions.defaultSeat: 1000]), problem: nil)
+        let view = ControlSession.View(hardwareKeyboard: true, presenceReason: "external keyboard", geometry: nil, systemTable: k.pipeline.table,
+                                       allowKeyEvents: false, devices: { [] })
+        let alice = ControlSession.Peer(id: 2, uid: 1000, trusted: false)
+        session.connected(alice)
+        #expect(session.handle(.subscribe([.hud, .toolbar]), from: alice, view: view).reply?.ok == true)
+        let hud = session.hudDeliveries(time: .zero, trigger: .hold, view: k.pipeline.hudView(pending: nil), pipeline: k.pipeline)
+        guard case .hud(let shown)? = hud.first?.event.payload else {
+            Issue.record("no hud for alice: \(hud)")
+            return
+        }
+        #expect(shown.groups.flatMap(\.commands).map { "\($0.id) \($0.chord)" } == ["pad-back Ctrl+bracketleft", "back Ctrl+Ü"])
+        guard case .toolbar(let bar)? = session.toolbarDeliveries(time: .zero, pipeline: k.pipeline).first?.event.payload else {
+            Issue.record("no toolbar for alice")
+            return
+        }
+        #expect(bar.groups.flatMap(\.commands).map { "\($0.id) \($0.chord)" } == ["pad-back Ctrl+bracketleft", "back Ctrl+Ü"])
+    }
+
+    @Test func aCommandOnKeyboardsWithDifferentKeymapsShowsTheActiveKeymapsKeycaps() throws {
+        // One scope each: the same chord for the same keyboard twice is refused in one scope.
+        let config = try ConfigLoader.parse("""
+            [[device]]
+            match = ["1234:5678", "Acme*"]
+            [device.keymap]
+            layout = "de"
+
+            [[device]]
+            match = "Other*"
+            [device.keymap]
+            layout = "de"
+
+            [[device]]
+            match = "Plain*"
+            [device.keymap]
+            layout = "us"
+
+            [[device]]
+            match = "Bare*"
+
+            """ + Self.command("one", "Ctrl+bracketleft", "devices = [\"1234:5678\"]\nscope = \"one\"")
+                + Self.command("upper", "Ctrl+bracketleft", "devices = [\"1234:5678\", \"Acme*\"]\nscope = \"upper\"")
+                + Self.command("alike", "Ctrl+bracketleft", "devices = [\"1234:5678\", \"Other*\"]\nscope = \"alike\"")
+                + Self.command("mixed", "Ctrl+bracketleft", "devices = [\"1234:5678\", \"Plain*\"]\nscope = \"mixed\"")
+                + Self.command("bare", "Ctrl+bracketleft", "devices = [\"1234:5678\", \"Bare*\"]\nscope = \"bare\"")
+                + Self.command("unnamed", "Ctrl+bracketleft", "devices = [\"1234:5678\", \"046d:c31c\"]\nscope = \"unnamed\"")
+                + Self.command("all", "Ctrl+bracketleft"), path: "mixed.toml")
+        let us = try Keymaps.make("us"), ru = try Keymaps.make("ru")
+        let pads = PadKeycaps(dedicated: config.devices.dedicated, names: config.deviceKeymaps, base: us)
+        // A pad's own, or its pads' when their keymaps show alike (two on de: Ü); else the active keymap's.
+        let onUs = ChordKeycaps(keymap: us, layout: 0, positions: us.keyPositions)
+        #expect(config.table.commands.map { pads.shown($0, active: onUs) ?? $0.chordText }
+            == ["Ctrl+Ü", "Ctrl+Ü", "Ctrl+Ü", "Ctrl+bracketleft", "Ctrl+bracketleft", "Ctrl+bracketleft", "Ctrl+bracketleft"])
+        let onRu = ChordKeycaps(keymap: ru, layout: 0, positions: ru.keyPositions)
+        #expect(config.table.commands.map { pads.shown($0, active: onRu) ?? $0.chordText }
+            == ["Ctrl+Ü", "Ctrl+Ü", "Ctrl+Ü", "Ctrl+Х", "Ctrl+Х", "Ctrl+Х", "Ctrl+Х"])
+        #expect(PadKeycaps(dedicated: config.devices.dedicated, names: [nil, nil, nil, nil], base: us).isEmpty)
     }
 }
