@@ -35,12 +35,7 @@ cleanup() {
 }
 trap 'cleanup; remove_throwaway' EXIT
 
-# The virtual-pointer tap (the headless session has no pointer device).
-wayland-scanner client-header "$here/protocols/wlr-virtual-pointer-unstable-v1.xml" "$bin/wlr-virtual-pointer-unstable-v1-client-protocol.h"
-wayland-scanner private-code "$here/protocols/wlr-virtual-pointer-unstable-v1.xml" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c"
-# shellcheck disable=SC2046
-cc -O2 -I"$bin" -o "$bin/tap" "$here/tap.c" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c" $(pkg-config --cflags --libs wayland-client) \
-    || die "cannot build tap.c"
+build_tap
 
 probe() { "$PYTHON" "$here/bar-probe.py" "$@"; }
 foot_height() { as_user swaymsg -t get_tree | probe height foot; }

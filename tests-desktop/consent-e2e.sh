@@ -31,12 +31,7 @@ cleanup() {
 }
 trap 'cleanup; remove_throwaway' EXIT
 
-# The virtual-pointer tap (the headless session has no pointer device).
-wayland-scanner client-header "$here/protocols/wlr-virtual-pointer-unstable-v1.xml" "$bin/wlr-virtual-pointer-unstable-v1-client-protocol.h"
-wayland-scanner private-code "$here/protocols/wlr-virtual-pointer-unstable-v1.xml" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c"
-# shellcheck disable=SC2046
-cc -O2 -I"$bin" -o "$bin/tap" "$here/tap.c" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c" $(pkg-config --cflags --libs wayland-client) \
-    || die "cannot build tap.c"
+build_tap
 
 probe() { "$PYTHON" "$here/bar-probe.py" "$@"; }
 screen_w=${OUTPUT_MODE%x*} screen_h=${OUTPUT_MODE#*x}

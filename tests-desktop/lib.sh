@@ -308,6 +308,28 @@ fresh_work() {
     chmod 644 "$1/system.toml"
 }
 
+# build_tap: builds tap.c (a tap of a wlr virtual pointer: the headless session has no
+# pointer device) into "$bin/tap", or dies.
+build_tap() {
+    local xml=$here/protocols/wlr-virtual-pointer-unstable-v1.xml
+    wayland-scanner client-header "$xml" "$bin/wlr-virtual-pointer-unstable-v1-client-protocol.h"
+    wayland-scanner private-code "$xml" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c"
+    # shellcheck disable=SC2046
+    cc -O2 -I"$bin" -o "$bin/tap" "$here/tap.c" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c" $(pkg-config --cflags --libs wayland-client) \
+        || die "cannot build tap.c"
+}
+
+# portal_dirs WORK: the package's kbd-commandd.portal in WORK/portals (the portal's
+# XDG_DESKTOP_PORTAL_DIR), the user's runtime folder, and the user's config and state
+# folders under SESSION_DIR/xdg (the agent's XDG_CONFIG_HOME and XDG_STATE_HOME).
+portal_dirs() {
+    install -d -m 0755 "$1/portals"
+    install -m 0644 "$here/../udev/kbd-commandd.portal" "$1/portals/"
+    install -d -m 0700 -o "$KBD_USER" -g "$KBD_USER" "$RUNTIME_DIR"
+    install -d -m 0755 -o "$KBD_USER" -g "$KBD_USER" "$SESSION_DIR/xdg" "$SESSION_DIR/xdg/config" "$SESSION_DIR/xdg/state" \
+        "$SESSION_DIR/xdg/config/kbd-commandd"
+}
+
 # end_of_run RUN DIR: checks that no window title (every test title starts with
 # "private-title") reached the service's log (DIR/service.log) or the agent's, and prints
 # the logs and the proof when something failed so far.

@@ -36,12 +36,8 @@ for app in talk-app record-app note-app; do install -m 0755 "$(readlink -f "$PYT
 
 trap 'stop_service_and_session; remove_throwaway' EXIT
 
-# The virtual-pointer tap (the headless session has no pointer device), as consent-e2e.sh.
-wayland-scanner client-header "$here/protocols/wlr-virtual-pointer-unstable-v1.xml" "$bin/wlr-virtual-pointer-unstable-v1-client-protocol.h"
-wayland-scanner private-code "$here/protocols/wlr-virtual-pointer-unstable-v1.xml" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c"
-# shellcheck disable=SC2046
-cc -O2 -I"$bin" -o "$bin/tap" "$here/tap.c" "$bin/wlr-virtual-pointer-unstable-v1-protocol.c" $(pkg-config --cflags --libs wayland-client) \
-    || die "cannot build tap.c"
+# The virtual-pointer tap (lib.sh).
+build_tap
 
 # The keyboard: portal-chords.evemu's device and its first Ctrl+Alt+M (held 0.6 s), moved
 # from 8 s to 12 s: A's dialog is long answered and B's is open.
@@ -146,9 +142,7 @@ case_another() {
 }
 
 "$here/session.sh" start >/dev/null || die "the sway session did not start"
-install -d -m 0755 "$work/portals"
-install -m 0644 "$here/../udev/kbd-commandd.portal" "$work/portals/"
-install -d -m 0755 -o "$KBD_USER" -g "$KBD_USER" "$SESSION_DIR/xdg/config/kbd-commandd"
+portal_dirs "$work"
 approvals=$SESSION_DIR/xdg/state/kbd-commandd/portal-approvals
 cat > "$SESSION_DIR/xdg/config/kbd-commandd/config.toml" <<CONF
 [osk]

@@ -26,10 +26,7 @@ cleanup() {
 }
 trap 'cleanup; remove_throwaway' EXIT
 fresh_work "$work"
-install -d -m 0755 "$work/portals"
-install -m 0644 "$here/../udev/kbd-commandd.portal" "$work/portals/"
-install -d -m 0700 -o "$KBD_USER" -g "$KBD_USER" "$RUNTIME_DIR"
-install -d -m 0755 -o "$KBD_USER" -g "$KBD_USER" "$SESSION_DIR/xdg" "$SESSION_DIR/xdg/config" "$SESSION_DIR/xdg/state" "$SESSION_DIR/xdg/config/kbd-commandd"
+portal_dirs "$work"
 cat > "$SESSION_DIR/xdg/config/kbd-commandd/config.toml" <<CONF
 [osk]
 backend = "none"

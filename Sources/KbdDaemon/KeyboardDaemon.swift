@@ -493,10 +493,16 @@ public final class KeyboardDaemon {
                 let now = clock(), device = "run_command (uid \(uid))"
                 if command.action == .hud {
                     pipeline.toggleHud(at: now, into: &events)
-                } else if let owner {
-                    events.append(.ownedCommand(owner: owner, time: now, device: device, command: command, chord: command.chordText))
                 } else {
-                    events.append(.command(time: now, device: device, command: command, chord: command.chordText))
+                    // A tap is a press and a release: a command with run_on_release gets both
+                    // (an app's portal binding hears Activated then Deactivated).
+                    for phase in command.runOnRelease == nil ? [KeyPhase.press] : [.press, .release] {
+                        if let owner {
+                            events.append(.ownedCommand(owner: owner, time: now, device: device, command: command, chord: command.chordText, phase: phase))
+                        } else {
+                            events.append(.command(time: now, device: device, command: command, chord: command.chordText, phase: phase))
+                        }
+                    }
                 }
             case .reload: reload = true
             case .log(.debug, let message): logger.debug("\(message)")

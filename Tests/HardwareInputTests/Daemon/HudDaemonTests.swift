@@ -4,6 +4,7 @@ import KbdProcess
 import KbdDaemon
 import KbdTestSupport
 import KbdCore
+import KbdCommands
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -157,6 +158,30 @@ struct HudDaemonTests {
         #expect(h.commandIDs == ["term", "save"])
         // The log says what ran and for whom, as for a typed command.
         #expect(h.logs.all.contains { $0.contains("command save \"save\" (Ctrl+S) on \"run_command (uid \(geteuid()))\"") })
+    }
+
+    /// The bar's tap on a command with run_on_release (an app's portal binding, push-to-talk)
+    /// is a press and a release: the agent gets both phases, the service's runner both programs.
+    /// Before: the press only, so the app heard Activated and never Deactivated.
+    @Test func runCommandOfARunOnReleaseCommandGivesThePressAndTheRelease() throws {
+        let h = try DaemonHarness(config: Self.config + """
+
+            [[command]]
+            id = "talk"
+            keys = "Ctrl+Alt+K"
+            run_on_release = []
+            """, userAgents: true)
+        h.daemon.setPeerAuthorization { _, _, _ in false }
+        h.pump()
+        let agent = try SocketClient(path: h.socketPath)
+        _ = exchange(h, agent, #"{"request":"register","commands":[{"id":"ptt","title":"Talk","keys":"Ctrl+Alt+M","run_on_release":[]}]}"#)
+        let bar = try SocketClient(path: h.socketPath)
+        #expect(exchange(h, bar, #"{"request":"run_command","id":"ptt","table":"user"}"#) == [#"{"reply":"run_command","ok":true}"#])
+        let got = agent.receive().lines
+        #expect(got.count == 2 && got[0].hasSuffix(#""chord":"Ctrl+Alt+M","phase":"press"}"#) && got[1].hasSuffix(#""chord":"Ctrl+Alt+M","phase":"release"}"#), "\(got)")
+        #expect(exchange(h, bar, #"{"request":"run_command","id":"talk","table":"system"}"#) == [#"{"reply":"run_command","ok":true}"#])
+        let phases = h.events.compactMap { if case .command(_, _, let c, _, let p) = $0, c.id == "talk" { p } else { nil } }
+        #expect(phases == [.press, .release])
     }
 
     @Test func anOperatorGetsTheHudAndRunCommandTogglesIt() throws {
