@@ -145,6 +145,9 @@ struct AgentAutostartEndToEndTests {
             sleep 1.5
             kill "$agent"
             wait "$agent"
+            # What the bus started on demand (the accessibility bus, its registry) goes with it.
+            launcher=$(busctl --user status org.a11y.Bus | sed -n 's/^PID=//p')
+            kill "$registry" $launcher
             """
         let runner = dir.write("run.sh", script, mode: 0o700)
         let r = runTool(["30", "/usr/bin/dbus-run-session", "--", "/bin/sh", runner], environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"],

@@ -43,6 +43,26 @@ enum Paths {
 /// does not change what the tests expect (the system-keymap tests give their own files).
 let testEnvironment = ["LANG": "en_US.UTF-8", "KBD_COMMANDD_SYSTEM_KEYBOARD": ""]
 
+/// Spawns `executable` with no signal blocked and the default dispositions, whatever the test
+/// thread that spawns it blocks (the in-process daemons' signalfd masks are per thread and
+/// inherited): a program spawned with SIGTERM blocked cannot be stopped by it. Before,
+/// dbus-run-session could not stop its own bus daemon, and every run of the test suite left
+/// a session bus and the accessibility bus's three processes behind.
+func spawnUnblocked(_ pid: inout pid_t, _ executable: String, _ actions: UnsafePointer<posix_spawn_file_actions_t>?,
+                    _ argv: [UnsafeMutablePointer<CChar>?], _ envp: [UnsafeMutablePointer<CChar>?]) -> Int32 {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t(), defaults = sigset_t()
+    sigemptyset(&none)
+    sigemptyset(&defaults)
+    for signal in [SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    return posix_spawn(&pid, executable, actions, &attributes, argv, envp)
+}
+
 func runTool(_ arguments: [String], environment: [String: String] = testEnvironment, executable: String = Paths.executable) -> RunResult {
     var template = Array("/tmp/kbd-e2e-XXXXXX".utf8CString)
     guard mkdtemp(&template) != nil else { fatalError("mkdtemp failed") }
@@ -56,7 +76,7 @@ func runTool(_ arguments: [String], environment: [String: String] = testEnvironm
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     var pid = pid_t()
-    let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+    let rc = spawnUnblocked(&pid, executable, &actions, argv, envp)
     posix_spawn_file_actions_destroy(&actions)
     argv.forEach { free($0) }
     envp.forEach { free($0) }
@@ -114,7 +134,7 @@ final class RunningTool {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         var pid = pid_t()
-        posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        _ = spawnUnblocked(&pid, executable, &actions, argv, envp)
         posix_spawn_file_actions_destroy(&actions)
         if brokenStderr { close(pipeFDs[1]) }
         argv.forEach { free($0) }
